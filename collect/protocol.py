@@ -1,0 +1,203 @@
+"""The game protocol: one definition of Breakout for training, fixed states and play.
+
+Everything that decides what the agent sees and how an episode unfolds lives here, so that
+training (ale-py's C++ ``AtariVectorEnv``), the fixed-state harvest and evaluation
+(gymnasium's single ``AtariEnv`` + wrappers) cannot drift apart. ``tests/test_protocol.py``
+proves the two pipelines give pixel-identical observations on a fixed seed and action sequence.
+
+Protocol (ALE v5 conventions, Machado et al. 2018):
+  * frameskip 4, sticky actions with probability 0.25, the minimal 4-action set
+    (NOOP, FIRE, RIGHT, LEFT);
+  * observation: 84x84 grayscale, max over the last two of the four skipped frames,
+    resized with OpenCV INTER_AREA; a stack of the last 4 such frames, zero-padded at reset;
+  * no no-op starts, no FIRE on reset (the agent must learn to serve);
+  * an episode is the whole game (all lives) and is truncated at 108,000 frames;
+  * score is the raw, unclipped game score.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+GAME = "breakout"
+GYM_ID = "ALE/Breakout-v5"
+FRAMESKIP = 4
+STICKY_ACTION_PROBABILITY = 0.25
+FRAME_STACK = 4
+SCREEN_SIZE = 84
+MAX_EPISODE_FRAMES = 108_000
+NUM_ACTIONS = 4
+ACTION_MEANINGS = ("NOOP", "FIRE", "RIGHT", "LEFT")
+OBSERVATION_SHAPE = (FRAME_STACK, SCREEN_SIZE, SCREEN_SIZE)
+
+# The evaluation policy's exploration: greedy on Q-values, except with probability EPSILON a
+# uniformly random action. Without it a greedy agent that never presses FIRE after losing a
+# life would wait until the 108,000-frame cap.
+EVAL_EPSILON = 0.01
+
+
+def protocol_settings() -> dict:
+    """Every protocol setting, as stored with each run and model card."""
+    return {
+        "game": GAME,
+        "gym_id": GYM_ID,
+        "frameskip": FRAMESKIP,
+        "sticky_action_probability": STICKY_ACTION_PROBABILITY,
+        "frame_stack": FRAME_STACK,
+        "screen_size": SCREEN_SIZE,
+        "max_pool_last_two_frames": True,
+        "frame_stack_padding": "zero",
+        "noop_max": 0,
+        "fire_on_reset": False,
+        "terminal_on_life_loss": False,
+        "max_episode_frames": MAX_EPISODE_FRAMES,
+        "reward": "raw (unclipped) game score",
+        "num_actions": NUM_ACTIONS,
+        "action_meanings": list(ACTION_MEANINGS),
+        "eval_epsilon": EVAL_EPSILON,
+        "eval_policy": "epsilon-greedy; per-episode numpy PCG64 generator seeded with the episode seed; "
+                       "one uniform draw and one action draw at every step",
+    }
+
+
+def ale_seed(episode_seed: int) -> int:
+    """The seed gymnasium's AtariEnv hands to the emulator for ``reset(seed=episode_seed)``.
+
+    ``AtariEnv.seed_game`` derives it through a SeedSequence and stores it as a signed 32-bit
+    integer. ale-py's vector env takes the emulator seed directly, so training envs are seeded
+    with this value to be on the same footing as evaluation.
+    """
+    _, seed = np.random.SeedSequence(episode_seed).generate_state(n_words=2)
+    return int(np.array(seed, dtype=np.uint32).view(np.int32))
+
+
+def make_eval_env():
+    """The single-game environment used for fixed states and play (gymnasium + ale-py)."""
+    import ale_py
+    import gymnasium as gym
+    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+    gym.register_envs(ale_py)
+    env = gym.make(
+        GYM_ID,
+        frameskip=1,  # AtariPreprocessing skips, so that it can max-pool the last two frames
+        repeat_action_probability=STICKY_ACTION_PROBABILITY,
+        full_action_space=False,
+        max_num_frames_per_episode=MAX_EPISODE_FRAMES,
+    )
+    env = AtariPreprocessing(
+        env,
+        noop_max=0,
+        frame_skip=FRAMESKIP,
+        screen_size=SCREEN_SIZE,
+        terminal_on_life_loss=False,
+        grayscale_obs=True,
+        scale_obs=False,
+    )
+    return FrameStackObservation(env, FRAME_STACK, padding_type="zero")
+
+
+def make_train_vector_env(num_envs: int, num_threads: int = 0):
+    """ale-py's C++ vector env, with every default that differs from evaluation overridden.
+
+    Its defaults are sticky 0.0, reward clipping on, FIRE on reset, noop_max 30 and an
+    ``episodic_life`` that restarts the whole game on a life loss; all are set here to the
+    evaluation protocol. Life losses are read from ``info["lives"]`` by the trainer instead.
+    Autoreset is same-step: a finished game's slot already holds the next game's first frame.
+    """
+    from ale_py.vector_env import AtariVectorEnv
+
+    return AtariVectorEnv(
+        GAME,
+        num_envs,
+        num_threads=num_threads,
+        max_num_frames_per_episode=MAX_EPISODE_FRAMES,
+        repeat_action_probability=STICKY_ACTION_PROBABILITY,
+        full_action_space=False,
+        autoreset_mode="SameStep",
+        img_height=SCREEN_SIZE,
+        img_width=SCREEN_SIZE,
+        grayscale=True,
+        stack_num=FRAME_STACK,
+        frameskip=FRAMESKIP,
+        maxpool=True,
+        noop_max=0,
+        episodic_life=False,
+        life_loss_info=False,
+        reward_clipping=False,
+        use_fire_reset=False,
+    )
+
+
+def vector_env_seeds(episode_seeds) -> np.ndarray:
+    """Emulator seeds for the vector env matching gymnasium's for the same episode seeds.
+
+    The vector env ignores negative seeds (it then seeds from the OS), so a negative value is
+    folded into the non-negative range; only seeds whose derived value is non-negative match
+    evaluation bit for bit, which ``test_protocol`` uses.
+    """
+    return np.array([ale_seed(s) & 0x7FFFFFFF for s in episode_seeds], dtype=np.int64)
+
+
+def greedy_action(q_values: np.ndarray) -> int:
+    """Index of the largest Q-value; ties go to the lowest index (numpy's argmax)."""
+    return int(np.argmax(q_values))
+
+
+class EpisodePolicy:
+    """The evaluation policy for one episode: epsilon-greedy with seed-determined draws.
+
+    Both random draws are made at every step whatever the Q-values are, so two runtimes on the
+    same seed meet the same random events and differ only where their greedy actions differ.
+    """
+
+    def __init__(self, episode_seed: int, epsilon: float = EVAL_EPSILON, num_actions: int = NUM_ACTIONS):
+        self.rng = np.random.default_rng(episode_seed)
+        self.epsilon = epsilon
+        self.num_actions = num_actions
+
+    def act(self, q_values: np.ndarray) -> int:
+        explore = self.rng.random() < self.epsilon
+        random_action = int(self.rng.integers(self.num_actions))
+        return random_action if explore else greedy_action(q_values)
+
+
+@dataclass
+class Episode:
+    seed: int
+    score: float
+    steps: int
+    truncated: bool
+    actions: list[int] = field(repr=False)
+
+
+QFunction = Callable[[np.ndarray], np.ndarray]
+"""Maps one uint8 observation stack (4, 84, 84) to its Q-values (num_actions,)."""
+
+
+def play_episode(q_function: QFunction, seed: int, epsilon: float = EVAL_EPSILON,
+                 env=None, on_step: Callable[[np.ndarray, int], None] | None = None) -> Episode:
+    """Play one whole game on ``seed`` and return its raw score and action trace.
+
+    ``on_step(observation, step)`` is called before each decision (used to harvest states).
+    """
+    own_env = env is None
+    env = env if env is not None else make_eval_env()
+    try:
+        obs, _ = env.reset(seed=seed)
+        policy = EpisodePolicy(seed, epsilon, env.action_space.n)
+        score, actions = 0.0, []
+        while True:
+            if on_step is not None:
+                on_step(obs, len(actions))
+            action = policy.act(q_function(obs))
+            actions.append(action)
+            obs, reward, terminated, truncated, _ = env.step(action)
+            score += float(reward)
+            if terminated or truncated:
+                return Episode(seed, score, len(actions), bool(truncated and not terminated), actions)
+    finally:
+        if own_env:
+            env.close()
