@@ -1,12 +1,14 @@
 """The ``rtreport`` command line: parses options and hands off to the core modules."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import click
 
 from . import paths
+from .errors import UserError
 
 
 class CleanGroup(click.Group):
@@ -18,10 +20,6 @@ class CleanGroup(click.Group):
         except UserError as e:
             click.echo(f"Error: {e}", err=True)
             sys.exit(2)
-
-
-class UserError(Exception):
-    """Bad input from the user: reported as one line, never as a traceback."""
 
 
 @click.group(cls=CleanGroup)
@@ -65,6 +63,41 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
                          max_iterations=max_iterations, log=lambda m: click.echo(m))
     click.echo(f"checkpoint: {checkpoint_dir} (step {state['global_step']:,}, "
                f"{state['wall_seconds'] / 60:.1f} min of training so far)")
+
+
+@main.command()
+@click.option("--model", "model_path", type=click.Path(path_type=Path), default=None,
+              help="A PyTorch state dict (.pt) or ONNX file (.onnx) of the Q-network; default: the shipped agent.")
+@click.option("--runtimes", "runtime_list", default=None,
+              help="Comma-separated runtime ids (see --list-runtimes); default: every one.")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="DuckDB file to write; default data/<label>.duckdb.")
+@click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
+@click.option("--label", default=None, help="Name of this machine in the report; default <host>-<gpu or cpu>.")
+@click.option("--device", "cuda_device", default="cuda:0", show_default=True, help="CUDA device for GPU runtimes.")
+@click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for exported models and engines; default artifacts/<label>/.")
+@click.option("--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 300 latency samples.")
+@click.option("--quiet", is_flag=True, help="No progress bars and no closing table.")
+@click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
+def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, quiet, list_runtimes):
+    """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
+    from .collect_command import list_runtimes_table, run_collect
+
+    cuda_index = _cuda_index(cuda_device)
+    if list_runtimes:
+        from rich.console import Console
+        Console().print(list_runtimes_table(model_path))
+        return
+    code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
+                       label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet)
+    sys.exit(code)
+
+
+def _cuda_index(text: str) -> int:
+    m = re.fullmatch(r"(?:cuda:)?(\d+)", text)
+    if not m:
+        raise UserError(f"--device must look like cuda:0, not {text!r}")
+    return int(m.group(1))
 
 
 @main.group()

@@ -178,10 +178,12 @@ QFunction = Callable[[np.ndarray], np.ndarray]
 
 
 def play_episode(q_function: QFunction, seed: int, epsilon: float = EVAL_EPSILON,
-                 env=None, on_step: Callable[[np.ndarray, int], None] | None = None) -> Episode:
+                 env=None, on_step: Callable[[np.ndarray, int], None] | None = None,
+                 max_steps: int | None = None) -> Episode:
     """Play one whole game on ``seed`` and return its raw score and action trace.
 
     ``on_step(observation, step)`` is called before each decision (used to harvest states).
+    ``max_steps`` cuts the game short (smoke runs only); such an episode counts as truncated.
     """
     own_env = env is None
     env = env if env is not None else make_eval_env()
@@ -196,8 +198,9 @@ def play_episode(q_function: QFunction, seed: int, epsilon: float = EVAL_EPSILON
             actions.append(action)
             obs, reward, terminated, truncated, _ = env.step(action)
             score += float(reward)
-            if terminated or truncated:
-                return Episode(seed, score, len(actions), bool(truncated and not terminated), actions)
+            cut = max_steps is not None and len(actions) >= max_steps
+            if terminated or truncated or cut:
+                return Episode(seed, score, len(actions), bool((truncated or cut) and not terminated), actions)
     finally:
         if own_env:
             env.close()

@@ -1,0 +1,72 @@
+"""Runtime artifacts made once per run: the ONNX export and its FP16 variant.
+
+The FP16 ONNX is made from the FP32 export by a small, explicit graph rewrite rather than a
+generic converter: the model's uint8 input and its in-graph Cast to float (the /255 scaling)
+must survive, and onnxconverter-common's converter retypes that Cast's output without changing
+its ``to`` attribute (the result does not load). Every float initializer and Constant becomes
+float16, every Cast to float becomes a Cast to float16, and one final Cast returns float32
+Q-values, so all runtimes hand back the same dtype.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def convert_onnx_to_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
+    model = onnx.ModelProto.FromString(model.SerializeToString())  # a copy
+    graph = model.graph
+    for init in graph.initializer:
+        if init.data_type == TensorProto.FLOAT:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+    for node in graph.node:
+        for attr in node.attribute:
+            if node.op_type == "Cast" and attr.name == "to" and attr.i == TensorProto.FLOAT:
+                attr.i = TensorProto.FLOAT16
+            if node.op_type == "Constant" and attr.name == "value" and attr.t.data_type == TensorProto.FLOAT:
+                attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.float16), attr.t.name))
+    for output in graph.output:
+        if output.type.tensor_type.elem_type != TensorProto.FLOAT:
+            continue
+        half_name = output.name + "_fp16"
+        for node in graph.node:
+            node.output[:] = [half_name if o == output.name else o for o in node.output]
+        graph.node.append(helper.make_node("Cast", [half_name], [output.name], to=TensorProto.FLOAT,
+                                           name=output.name + "_to_fp32"))
+    del graph.value_info[:]
+    onnx.checker.check_model(model)
+    return model
+
+
+class Artifacts:
+    """The artifacts folder of one run; each artifact is made at most once and its cost recorded."""
+
+    def __init__(self, folder: Path, onnx_source):
+        """``onnx_source``: a path to an ONNX file, or a callable that writes one to a given path."""
+        self.folder = Path(folder)
+        self._onnx_source = onnx_source
+        self._made: dict[str, tuple[Path, float]] = {}
+
+    def _make(self, name: str, build) -> tuple[Path, float]:
+        if name not in self._made:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / name
+            start = time.perf_counter()
+            build(path)
+            self._made[name] = (path, time.perf_counter() - start)
+        return self._made[name]
+
+    def onnx_fp32(self) -> tuple[Path, float]:
+        """The FP32 ONNX model and the seconds its export took (0 for a user's ONNX file)."""
+        if not callable(self._onnx_source):
+            return Path(self._onnx_source), 0.0
+        return self._make("model.onnx", self._onnx_source)
+
+    def onnx_fp16(self) -> tuple[Path, float]:
+        src, _ = self.onnx_fp32()
+        return self._make("model_fp16.onnx",
+                          lambda path: onnx.save(convert_onnx_to_fp16(onnx.load(str(src))), str(path)))

@@ -1,0 +1,196 @@
+"""``rtreport collect``: every runtime this machine can run, through the whole protocol, into one DuckDB file."""
+from __future__ import annotations
+
+import re
+import socket
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import measure, provenance
+from .agent import load_seeds
+from .artifacts import Artifacts
+from .model_input import ModelSource
+from .paths import FIXED_STATES
+from .protocol import EVAL_EPSILON, make_eval_env, protocol_settings
+from .runners.base import RuntimeUnavailable
+from .runtimes import RuntimeSpec, all_runtimes, reference_runtime_id
+from .store import RunStore
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    num_states: int | None = None            # None: all 60 fixed states
+    num_seeds: int | None = None             # None: all 30 evaluation seeds
+    episode_step_cap: int | None = None      # None: whole games (the protocol's 108,000-frame cap only)
+    latency_warmup: int = 200
+    latency_samples: int = 2000
+    batch_sizes: tuple = (1, 8, 32, 128, 512)
+    batch_iterations: int = 100
+    batch_budget_seconds: float = 3.0
+
+
+FULL = Profile("full")
+QUICK = Profile("quick", num_states=8, num_seeds=2, episode_step_cap=150, latency_warmup=20, latency_samples=300,
+                batch_sizes=(1, 8, 32), batch_iterations=10, batch_budget_seconds=0.5)
+
+
+def default_label(cuda_index: int = 0) -> str:
+    import torch
+    gpu = torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else "cpu"
+    return sanitize_label(f"{socket.gethostname()}-{gpu}")
+
+
+def sanitize_label(label: str) -> str:
+    return re.sub(r"[^a-z0-9_.-]+", "-", label.lower()).strip("-.") or "run"
+
+
+@dataclass
+class RuntimeOutcome:
+    runtime_id: str
+    title: str
+    status: str
+    reason: str | None = None
+    phases_done: list = field(default_factory=list)
+
+
+class Collector:
+    def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
+                 runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None):
+        self.model, self.store, self.artifacts, self.profile = model, store, artifacts, profile
+        self.cuda_index, self.label = cuda_index, label
+        specs = all_runtimes()
+        self.specs = [s for s in specs if runtime_ids is None or s.info.runtime_id in runtime_ids]
+        self.ui = ui
+        states = np.load(FIXED_STATES)
+        self.states = states[: profile.num_states] if profile.num_states else states
+        seeds = load_seeds()["evaluation"]
+        self.seeds = seeds[: profile.num_seeds] if profile.num_seeds else seeds
+        self.outcomes: dict[str, RuntimeOutcome] = {}
+        self.phase = "starting"
+
+    def run(self) -> dict[str, RuntimeOutcome]:
+        reasons = {s.info.runtime_id: s.unavailable_reason(self.model) for s in self.specs}
+        reference = reference_runtime_id([rid for rid, r in reasons.items() if r is None])
+        machine = provenance.machine(self.cuda_index)
+        import onnxruntime
+        machine["onnxruntime_version"] = onnxruntime.__version__
+        from .runners.torch_runner import tf32_state
+        self.store.start_run({
+            "label": self.label, "profile": self.profile.name, **machine,
+            "model_path": str(self.model.path), "model_format": self.model.format,
+            "model_sha256": self.model.sha256, "num_actions": self.model.num_actions,
+            "reference_runtime": reference, "eval_epsilon": EVAL_EPSILON,
+            "torch_tf32_reference": {"matmul": False, "cudnn": False} if reference == "torch-cuda-fp32"
+            else {"applies": False, "note": "the reference runs on the CPU", "process_default": tf32_state()},
+            "protocol": protocol_settings(),
+            "settings": {**asdict(self.profile), "cuda_index": self.cuda_index,
+                         "runtimes_requested": [s.info.runtime_id for s in self.specs],
+                         "states": len(self.states), "seeds": self.seeds},
+        })
+        for spec in self.specs:
+            rid = spec.info.runtime_id
+            self.outcomes[rid] = RuntimeOutcome(rid, spec.info.title, "pending")
+            if reasons[rid]:
+                self._record(spec, "unavailable", reasons[rid])
+        ordered = sorted((s for s in self.specs if not reasons[s.info.runtime_id]),
+                         key=lambda s: s.info.runtime_id != reference)
+        for spec in ordered:
+            self._measure_runtime(spec)
+        self.store.finish_run("complete")
+        return self.outcomes
+
+    def _record(self, spec: RuntimeSpec, status: str, reason: str | None = None, runner=None) -> None:
+        info = spec.info
+        fields = dict(title=info.title, framework=info.framework, device=info.device, precision=info.precision,
+                      variant=info.variant, status=status, reason=reason)
+        if runner is not None:
+            fields.update(artifact_path=str(runner.artifact_path) if runner.artifact_path else None,
+                          artifact_bytes=runner.artifact_bytes, prepare_seconds=runner.prepare_seconds)
+            try:
+                fields["details"] = runner.describe()
+            except Exception as e:  # a half-prepared runner may not describe itself
+                fields["details"] = {"describe_error": f"{type(e).__name__}: {e}"}
+        self.store.put_runtime(info.runtime_id, **fields)
+        self.outcomes[info.runtime_id].status, self.outcomes[info.runtime_id].reason = status, reason
+
+    def _measure_runtime(self, spec: RuntimeSpec) -> None:
+        rid = spec.info.runtime_id
+        runner = None
+        try:
+            self.phase = f"prepare {rid}"
+            runner = spec.make(self.model, self.artifacts, self.cuda_index)
+            runner.prepare()
+            self._record(spec, "available", runner=runner)
+            self._phases(rid, runner)
+        except RuntimeUnavailable as e:
+            self._record(spec, "unavailable", str(e), runner)
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # this runtime failed; the others go on
+            self._record(spec, "failed", f"{self.phase}: {type(e).__name__}: {e}", runner)
+        finally:
+            if runner is not None:
+                try:
+                    runner.close()
+                except Exception:
+                    pass
+
+    def _phases(self, rid: str, runner) -> None:
+        p = self.profile
+        ui = self.ui
+        self.phase = "decision latency"
+        with _task(ui, f"{rid}: decision latency", p.latency_samples) as tick:
+            seconds = measure.decision_latency(runner, self.states, p.latency_warmup, p.latency_samples, tick)
+        self.store.add_latency(rid, "decision", 1, seconds)
+        self.outcomes[rid].phases_done.append("latency")
+
+        self.phase = "batch sweep"
+        with _task(ui, f"{rid}: batch sweep", len(p.batch_sizes)) as tick:
+            for b in p.batch_sizes:
+                self.store.add_latency(rid, "batch", b, measure.batch_latency(
+                    runner, self.states, b, p.batch_iterations, p.batch_budget_seconds))
+                tick(1)
+        self.outcomes[rid].phases_done.append("batch")
+
+        self.phase = "fixed states"
+        q = measure.state_q_values(runner, self.states)
+        self.store.add_state_q(rid, q, q.argmax(axis=1))
+        self.outcomes[rid].phases_done.append("states")
+
+        self.phase = "play"
+        env = make_eval_env()
+        try:
+            with _task(ui, f"{rid}: play {len(self.seeds)} episodes", len(self.seeds)) as tick:
+                for seed in self.seeds:
+                    episode, seconds = measure.play(runner, seed, p.episode_step_cap, env)
+                    self.store.add_episode(rid, episode, p.episode_step_cap, seconds)
+                    tick(1)
+        finally:
+            env.close()
+        self.outcomes[rid].phases_done.append("play")
+
+
+class _task:
+    """A progress bar for one phase, or nothing when quiet."""
+
+    def __init__(self, ui, description: str, total: int):
+        self.ui, self.description, self.total = ui, description, total
+
+    def __enter__(self):
+        if self.ui is None:
+            return lambda n: None
+        self.task = self.ui.add_task(self.description, total=self.total)
+        return lambda n: self.ui.advance(self.task, n)
+
+    def __exit__(self, *exc):
+        if self.ui is not None:
+            self.ui.update(self.task, completed=self.total)
+            self.ui.remove_task(self.task) if exc[0] else None
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:16]

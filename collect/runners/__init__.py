@@ -1,0 +1,1 @@
+"""One runner per runtime behind one small interface (see ``base.Runner``)."""

@@ -1,0 +1,85 @@
+"""The runner interface, after Polygraphy's: public methods do the shared checks and
+bookkeeping and call the ``*_impl`` methods that each runtime overrides.
+
+A runner's life: ``prepare()`` builds what the runtime needs (session, engine, graph) and
+records how long that took and how large its artifact is; ``infer(batch)`` takes a uint8 host
+array (N, 4, 84, 84) and returns float32 Q-values (N, num_actions) on the host; ``describe()``
+says what ran (framework, device, precision, versions, TF32); ``close()`` frees it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..protocol import OBSERVATION_SHAPE
+
+
+class RuntimeUnavailable(Exception):
+    """This machine cannot run the runtime; the message says why (shown in the report)."""
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    runtime_id: str      # e.g. "ort-cuda-fp16"
+    framework: str       # "PyTorch", "ONNX Runtime", "TensorRT"
+    device: str          # "cpu" or "cuda"
+    precision: str       # "fp32" or "fp16"
+    variant: str = ""    # e.g. "CUDA graph", "IO binding"
+
+    @property
+    def title(self) -> str:
+        extra = f", {self.variant}" if self.variant else ""
+        return f"{self.framework} {self.device.upper()} {self.precision.upper()}{extra}"
+
+
+class Runner:
+    info: RuntimeInfo
+
+    def __init__(self):
+        self.prepare_seconds: float | None = None
+        self.artifact_path = None
+        self.artifact_bytes: int | None = None
+        self._prepared = False
+
+    # -- public interface -------------------------------------------------------------------
+    def prepare(self) -> None:
+        start = time.perf_counter()
+        self.prepare_impl()
+        self.prepare_seconds = (self.prepare_seconds or 0.0) + time.perf_counter() - start
+        self._prepared = True
+
+    def infer(self, batch: np.ndarray) -> np.ndarray:
+        """uint8 (N, 4, 84, 84) host array -> float32 (N, A) host array."""
+        assert self._prepared, "prepare() first"
+        assert batch.dtype == np.uint8 and batch.shape[1:] == OBSERVATION_SHAPE, (batch.dtype, batch.shape)
+        return self.infer_impl(batch)
+
+    def describe(self) -> dict:
+        return {"runtime_id": self.info.runtime_id, "framework": self.info.framework,
+                "device": self.info.device, "precision": self.info.precision, "variant": self.info.variant,
+                **self.describe_impl()}
+
+    def close(self) -> None:
+        self.close_impl()
+
+    def __enter__(self):
+        self.prepare()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- per runtime ------------------------------------------------------------------------
+    def prepare_impl(self) -> None:
+        raise NotImplementedError
+
+    def infer_impl(self, batch: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def describe_impl(self) -> dict:
+        return {}
+
+    def close_impl(self) -> None:
+        pass

@@ -1,0 +1,211 @@
+"""`rtreport collect` on the CPU: the real ALE, PyTorch and ONNX Runtime, into a real DuckDB file."""
+import duckdb
+import numpy as np
+import pytest
+import torch
+from click.testing import CliRunner
+
+from collect import collector as collector_module
+from collect import measure, paths
+from collect.artifacts import Artifacts
+from collect.cli import main
+from collect.collect_command import run_collect
+from collect.model_input import load_model
+from collect.network import QNetwork, export_onnx
+from collect.runners.base import RuntimeInfo
+from collect.runtimes import RuntimeSpec, all_runtimes
+
+CPU_RUNTIMES = ["torch-cpu-fp32", "ort-cpu-fp32"]
+
+
+@pytest.fixture(scope="module")
+def quick_db(tmp_path_factory):
+    out = tmp_path_factory.mktemp("collect") / "quick.duckdb"
+    result = CliRunner().invoke(main, ["collect", "--quick", "--out", str(out), "--label", "ci-cpu",
+                                       "--artifacts", str(out.parent / "artifacts")])
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(str(out), read_only=True)
+    yield con, result.output
+    con.close()
+
+
+def test_quick_run_records_provenance_and_every_runtime(quick_db):
+    con, output = quick_db
+    assert dict(con.execute("SELECT * FROM meta").fetchall()) == {"application": "rtreport", "schema_version": "1"}
+    run = con.execute("SELECT status, profile, label, reference_runtime, model_format, num_actions, eval_epsilon, "
+                      "torch_version, onnxruntime_version, ale_py_version, cpu, model_sha256 FROM runs").fetchall()
+    assert len(run) == 1
+    status, profile, label, reference, fmt, actions, eps, tv, ov, av, cpu, sha = run[0]
+    assert (status, profile, label, reference, fmt, actions, eps) == \
+        ("complete", "quick", "ci-cpu", "torch-cpu-fp32", "pytorch", 4, 0.01)
+    assert tv and ov and av and cpu and len(sha) == 64
+    rows = dict(con.execute("SELECT runtime_id, status FROM runtimes").fetchall())
+    assert set(rows) == {s.info.runtime_id for s in all_runtimes()}
+    assert sorted(r for r, s in rows.items() if s == "available") == sorted(CPU_RUNTIMES)
+    reasons = con.execute("SELECT runtime_id, reason FROM runtimes WHERE status = 'unavailable'").fetchall()
+    assert reasons and all(reason for _, reason in reasons)
+    ort_row = con.execute("SELECT artifact_bytes, prepare_seconds FROM runtimes WHERE runtime_id = 'ort-cpu-fp32'").fetchone()
+    assert ort_row[0] > 1_000_000 and ort_row[1] > 0
+    assert "PyTorch CPU FP32" in output and "wrote" in output
+
+
+def test_quick_run_stores_raw_observations(quick_db):
+    con, _ = quick_db
+    for rid in CPU_RUNTIMES:
+        n = con.execute("SELECT count(*) FROM latency WHERE runtime_id = ? AND kind = 'decision'", [rid]).fetchone()[0]
+        assert n == 300
+        sizes = [r[0] for r in con.execute("SELECT DISTINCT batch_size FROM latency WHERE runtime_id = ? "
+                                           "AND kind = 'batch' ORDER BY 1", [rid]).fetchall()]
+        assert sizes == [1, 8, 32]
+        q = con.execute("SELECT q_values, action FROM state_q WHERE runtime_id = ? ORDER BY state_index", [rid]).fetchall()
+        assert len(q) == 8 and all(len(v) == 4 and a == int(np.argmax(v)) for v, a in q)
+        episodes = con.execute("SELECT seed, steps, truncated, step_cap FROM episodes WHERE runtime_id = ? ORDER BY seed",
+                               [rid]).fetchall()
+        assert [e[0] for e in episodes] == [1000, 1001]
+        for seed, steps, truncated, cap in episodes:
+            assert cap == 150 and steps <= 150
+            trace = con.execute("SELECT step, action FROM actions WHERE runtime_id = ? AND seed = ? ORDER BY step",
+                                [rid, seed]).fetchall()
+            assert [s for s, _ in trace] == list(range(steps))
+
+
+def test_torch_and_ort_cpu_agree_on_the_fixed_states(tmp_path):
+    model = load_model(paths.AGENT_WEIGHTS)
+    artifacts = Artifacts(tmp_path, model.onnx_source())
+    states = np.load(paths.FIXED_STATES)
+    specs = {s.info.runtime_id: s for s in all_runtimes()}
+    q = {}
+    for rid in CPU_RUNTIMES:
+        with specs[rid].make(model, artifacts, 0) as runner:
+            q[rid] = measure.state_q_values(runner, states)
+    assert np.abs(q["torch-cpu-fp32"] - q["ort-cpu-fp32"]).max() <= 1e-4
+    np.testing.assert_array_equal(q["torch-cpu-fp32"].argmax(1), q["ort-cpu-fp32"].argmax(1))
+
+
+def test_same_runtime_and_seed_twice_give_identical_actions(tmp_path):
+    model = load_model(paths.AGENT_WEIGHTS)
+    spec = next(s for s in all_runtimes() if s.info.runtime_id == "ort-cpu-fp32")
+    with spec.make(model, Artifacts(tmp_path, model.onnx_source()), 0) as runner:
+        first, _ = measure.play(runner, 1000, None)
+        second, _ = measure.play(runner, 1000, None)
+    assert first.steps > 500 and first.actions == second.actions and first.score == second.score
+
+
+def test_list_runtimes_says_why_not():
+    result = CliRunner().invoke(main, ["collect", "--list-runtimes"])
+    assert result.exit_code == 0
+    for spec in all_runtimes():
+        assert spec.info.runtime_id in result.output
+    assert "no:" in result.output
+
+
+# -- bad input: one clear line, exit status 2, no traceback ----------------------------------------
+
+def _bad(args, expected):
+    result = CliRunner().invoke(main, ["collect", "--quiet", *args])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and expected in lines[0], result.output
+
+
+def test_missing_model(tmp_path):
+    _bad(["--model", str(tmp_path / "nope.pt"), "--out", str(tmp_path / "x.duckdb")], "not found")
+
+
+def test_corrupt_models(tmp_path):
+    for name in ("bad.pt", "bad.onnx"):
+        (tmp_path / name).write_bytes(b"\x00garbage" * 100)
+        _bad(["--model", str(tmp_path / name), "--out", str(tmp_path / "x.duckdb")], "cannot read")
+
+
+def test_wrong_action_count(tmp_path):
+    torch.save(QNetwork(6).state_dict(), tmp_path / "six.pt")
+    _bad(["--model", str(tmp_path / "six.pt"), "--out", str(tmp_path / "x.duckdb")], "6 actions")
+    export_onnx(QNetwork(6), tmp_path / "six.onnx")
+    _bad(["--model", str(tmp_path / "six.onnx"), "--out", str(tmp_path / "x.duckdb")], "6 actions")
+
+
+def test_wrong_input_shape(tmp_path):
+    class Small(torch.nn.Module):
+        def forward(self, x):
+            return x.float().mean(dim=(2, 3))
+    torch.onnx.export(Small(), (torch.zeros((1, 4, 64, 64), dtype=torch.uint8),), str(tmp_path / "small.onnx"),
+                      input_names=["observation"], dynamic_axes={"observation": {0: "batch"}}, dynamo=False)
+    _bad(["--model", str(tmp_path / "small.onnx"), "--out", str(tmp_path / "x.duckdb")], "(N, 4, 84, 84)")
+    bad_state = QNetwork().state_dict()
+    bad_state["network.0.weight"] = torch.zeros((32, 3, 8, 8))
+    torch.save(bad_state, tmp_path / "three.pt")
+    _bad(["--model", str(tmp_path / "three.pt"), "--out", str(tmp_path / "x.duckdb")], "(N, 4, 84, 84)")
+
+
+def test_existing_out_is_refused_unless_overwrite(tmp_path):
+    out = tmp_path / "taken.duckdb"
+    out.write_bytes(b"keep me")
+    _bad(["--out", str(out)], "already exists")
+    assert out.read_bytes() == b"keep me"
+
+
+def test_unwritable_out(tmp_path):
+    _bad(["--out", str(tmp_path / "no" / "such" / "folder" / "x.duckdb")], "does not exist")
+    _bad(["--out", str(tmp_path)], "is a folder")
+
+
+def test_unknown_runtime_and_device(tmp_path):
+    _bad(["--runtimes", "torch-cpu-fp32,tpu-magic", "--out", str(tmp_path / "x.duckdb")], "unknown runtime tpu-magic")
+    _bad(["--device", "gpu-zero", "--out", str(tmp_path / "x.duckdb")], "--device")
+
+
+# -- faults during a run ------------------------------------------------------------------------------
+
+def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
+    real = all_runtimes()
+    ort_spec = next(s for s in real if s.info.runtime_id == "ort-cpu-fp32")
+
+    def make_flaky(model, artifacts, cuda):
+        runner = ort_spec.make(model, artifacts, cuda)
+        calls = {"n": 0}
+        original = runner.infer_impl
+
+        def infer_impl(batch):
+            calls["n"] += 1
+            if calls["n"] > 400:  # past warm-up, latency and batch sweep: during the fixed states
+                raise RuntimeError("simulated device fault")
+            return original(batch)
+        runner.infer_impl = infer_impl
+        return runner
+
+    flaky = RuntimeSpec(RuntimeInfo("flaky-cpu-fp32", "Flaky", "cpu", "fp32"), lambda m: None, make_flaky)
+    monkeypatch.setattr(collector_module, "all_runtimes", lambda: [*real, flaky])
+    monkeypatch.setattr("collect.collect_command.all_runtimes", lambda: [*real, flaky])
+    out = tmp_path / "f.duckdb"
+    code = run_collect(None, "flaky-cpu-fp32,torch-cpu-fp32", out, False, "f", 0, tmp_path / "a", True, True)
+    assert code == 0
+    con = duckdb.connect(str(out), read_only=True)
+    rows = {r[0]: r[1:] for r in con.execute("SELECT runtime_id, status, reason FROM runtimes").fetchall()}
+    assert rows["flaky-cpu-fp32"][0] == "failed" and "simulated device fault" in rows["flaky-cpu-fp32"][1]
+    assert rows["torch-cpu-fp32"][0] == "available"
+    assert con.execute("SELECT count(*) FROM latency WHERE runtime_id = 'flaky-cpu-fp32'").fetchone()[0] > 0
+    assert con.execute("SELECT count(*) FROM episodes WHERE runtime_id = 'torch-cpu-fp32'").fetchone()[0] == 2
+    assert con.execute("SELECT status FROM runs").fetchone()[0] == "complete"
+
+
+def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
+    real_play = measure.play
+    calls = {"n": 0}
+
+    def play(runner, seed, cap, env=None):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real_play(runner, seed, cap, env)
+    monkeypatch.setattr(measure, "play", play)
+    out = tmp_path / "c.duckdb"
+    code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True)
+    assert code == 130
+    con = duckdb.connect(str(out), read_only=True)
+    status, detail = con.execute("SELECT status, status_detail FROM runs").fetchone()
+    assert status == "incomplete" and "play" in detail
+    assert con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM latency WHERE kind = 'decision'").fetchone()[0] == 300
