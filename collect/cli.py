@@ -93,6 +93,27 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     sys.exit(code)
 
 
+@main.command()
+@click.argument("databases", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=paths.ROOT / "site", show_default="site/",
+              help="Folder to write the site into (replaced on every build).")
+@click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None,
+              help="Gate thresholds (TOML); default: site_gen/gates.toml.")
+def build(databases, out, gates_path):
+    """Build the bilingual static report site from collect runs' DuckDB files (default: every data/*.duckdb)."""
+    import time
+
+    from site_gen.build import build_site
+
+    if gates_path is not None and not gates_path.is_file():
+        raise UserError(f"gates file not found: {gates_path}")
+    dbs = list(databases) or sorted(paths.DATA.glob("*.duckdb"))
+    start = time.perf_counter()
+    pages = build_site(dbs, out, gates_path)
+    click.echo(f"built {len(pages)} pages from {len(dbs)} file(s) into {out} in {time.perf_counter() - start:.1f} s; "
+               f"open {out / 'index.html'}")
+
+
 def _cuda_index(text: str) -> int:
     m = re.fullmatch(r"(?:cuda:)?(\d+)", text)
     if not m:

@@ -13,7 +13,7 @@ from . import measure, provenance
 from .agent import load_seeds
 from .artifacts import Artifacts
 from .model_input import ModelSource
-from .paths import FIXED_STATES
+from .paths import FIXED_STATES, ROOT
 from .protocol import EVAL_EPSILON, make_eval_env, protocol_settings
 from .runners.base import RuntimeUnavailable
 from .runtimes import RuntimeSpec, all_runtimes, reference_runtime_id
@@ -81,7 +81,7 @@ class Collector:
         from .runners.torch_runner import tf32_state
         self.store.start_run({
             "label": self.label, "profile": self.profile.name, **machine,
-            "model_path": str(self.model.path), "model_format": self.model.format,
+            "model_path": _shown_path(self.model.path), "model_format": self.model.format,
             "model_sha256": self.model.sha256, "num_actions": self.model.num_actions,
             "reference_runtime": reference, "eval_epsilon": EVAL_EPSILON,
             "torch_tf32_reference": {"matmul": False, "cudnn": False} if reference == "torch-cuda-fp32"
@@ -190,6 +190,14 @@ class _task:
         if self.ui is not None:
             self.ui.update(self.task, completed=self.total)
             self.ui.remove_task(self.task) if exc[0] else None
+
+
+def _shown_path(path: Path) -> str:
+    """Inside the checkout, the path relative to it (no user's home folder in a published report)."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def new_run_id() -> str:

@@ -19,7 +19,7 @@ SCHEMA = """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
 CREATE TABLE runs (
     run_id VARCHAR PRIMARY KEY, label VARCHAR NOT NULL,
-    started_at TIMESTAMPTZ NOT NULL, finished_at TIMESTAMPTZ,
+    started_at TIMESTAMP NOT NULL, finished_at TIMESTAMP,   -- UTC
     status VARCHAR NOT NULL,              -- running | complete | incomplete
     status_detail VARCHAR,
     profile VARCHAR NOT NULL,             -- full | quick
@@ -53,7 +53,8 @@ CREATE TABLE actions (run_id VARCHAR, runtime_id VARCHAR, seed BIGINT, step INTE
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    """UTC, stored without a zone (DuckDB's TIMESTAMPTZ would need pytz to read back)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 class RunStore:

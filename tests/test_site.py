@@ -1,0 +1,148 @@
+"""`rtreport build`: determinism, bad input, hostile strings, translations."""
+import json
+import re
+import shutil
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from collect.cli import main
+from site_gen.i18n import LANGUAGES, catalog
+
+
+def _tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_build_is_byte_deterministic(quick_run, built_site, tmp_path):
+    again = tmp_path / "again"
+    assert CliRunner().invoke(main, ["build", str(quick_run), "--out", str(again)]).exit_code == 0
+    first, second = _tree(built_site), _tree(again)
+    assert first.keys() == second.keys()
+    assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_every_page_exists_in_both_languages_with_lang_and_hreflang(built_site):
+    pages = sorted(p.relative_to(built_site / "en").as_posix() for p in (built_site / "en").rglob("index.html"))
+    assert "index.html" in pages and "compare/index.html" in pages and "method/index.html" in pages
+    assert any(p.startswith("hardware/") for p in pages)
+    for code, tag, _ in LANGUAGES:
+        for page in pages:
+            html = (built_site / code / page).read_text()
+            assert f'<html lang="{tag}">' in html
+            for other_code, other_tag, _ in LANGUAGES:
+                assert f'hreflang="{other_tag}" href="' in html
+                assert re.search(rf'hreflang="{other_tag}" href="[./]*{other_code}/{re.escape(page)}"', html), (code, page)
+
+
+def test_pages_stay_light_beside_the_shared_plotly_bundle(built_site):
+    bundles = list((built_site / "assets").glob("plotly-*.min.js"))
+    assert len(bundles) == 1 and re.fullmatch(r"plotly-\d+\.\d+\.\d+\.min\.js", bundles[0].name)
+    for page in built_site.rglob("index.html"):
+        assert page.stat().st_size <= 1_500_000
+        assert "cdn." not in page.read_text() and "https://" not in page.read_text().split("<main", 1)[0]
+
+
+def test_catalogs_have_the_same_keys_and_no_empty_strings():
+    en, zh = catalog("en"), catalog("zh-tw")
+    assert set(en) == set(zh), set(en) ^ set(zh)
+    assert all(v.strip() for v in en.values()) and all(v.strip() for v in zh.values())
+    for key in en:  # same placeholders on both sides
+        assert set(re.findall(r"{(\w+)", en[key])) == set(re.findall(r"{(\w+)", zh[key])), key
+
+
+def _visible_text(html):
+    html = re.sub(r"<script.*?</script>", " ", html, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_chinese_pages_show_no_untranslated_english_strings(built_site):
+    en, zh = catalog("en"), catalog("zh-tw")
+    english_only = [v for k, v in en.items() if v != zh[k] and "{" not in v and len(v) >= 12]
+    for page in (built_site / "zh-tw").rglob("index.html"):
+        text = _visible_text(page.read_text())
+        leaked = [s for s in english_only if s in text]
+        assert not leaked, (page, leaked)
+
+
+def test_charts_carry_their_data_table_and_csv(built_site):
+    page = (built_site / "en" / "hardware" / "ci-cpu" / "index.html").read_text()
+    for chart in ("latency", "throughput", "agreement", "play"):
+        assert f'id="chart-{chart}"' in page and f'id="summary-{chart}"' in page
+        assert (built_site / "data" / "ci-cpu" / f"{chart}.csv").exists()
+        spec = re.search(rf'<script type="application/json" id="spec-{chart}">(.*?)</script>', page, re.S).group(1)
+        assert json.loads(spec)["data"]
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+def _bad_build(args, expected):
+    result = CliRunner().invoke(main, ["build", *args])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and expected in lines[0], result.output
+
+
+def test_not_a_duckdb_file(tmp_path):
+    (tmp_path / "x.duckdb").write_text("hello")
+    _bad_build([str(tmp_path / "x.duckdb"), "--out", str(tmp_path / "s")], "not a DuckDB file")
+
+
+def test_a_duckdb_file_from_elsewhere(tmp_path):
+    con = duckdb.connect(str(tmp_path / "other.duckdb"))
+    con.execute("CREATE TABLE t (x INT)")
+    con.close()
+    _bad_build([str(tmp_path / "other.duckdb"), "--out", str(tmp_path / "s")], "not one written by rtreport")
+
+
+def test_a_newer_schema_version(quick_run, tmp_path):
+    newer = tmp_path / "newer.duckdb"
+    shutil.copyfile(quick_run, newer)
+    con = duckdb.connect(str(newer))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    _bad_build([str(newer), "--out", str(tmp_path / "s")], "schema version 99")
+
+
+def test_missing_file_and_foreign_out_folder(quick_run, tmp_path):
+    _bad_build([str(tmp_path / "nope.duckdb"), "--out", str(tmp_path / "s")], "no such file")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.tex").write_text("precious")
+    _bad_build([str(quick_run), "--out", str(tmp_path / "mine")], "not empty")
+    assert (tmp_path / "mine" / "thesis.tex").read_text() == "precious"
+
+
+def test_incomplete_run_gets_a_labelled_partial_page(quick_run, tmp_path):
+    partial = tmp_path / "partial.duckdb"
+    shutil.copyfile(quick_run, partial)
+    con = duckdb.connect(str(partial))
+    con.execute("UPDATE runs SET status = 'incomplete', status_detail = 'interrupted (Ctrl-C) during play'")
+    con.execute("DELETE FROM episodes WHERE runtime_id = 'ort-cpu-fp32'")
+    con.close()
+    out = tmp_path / "s"
+    assert CliRunner().invoke(main, ["build", str(partial), "--out", str(out)]).exit_code == 0
+    en = (out / "en" / "hardware" / "ci-cpu" / "index.html").read_text()
+    zh = (out / "zh-tw" / "hardware" / "ci-cpu" / "index.html").read_text()
+    assert "Partial results" in en and "interrupted (Ctrl-C) during play" in en and "部分結果" in zh
+    assert "episodes not played against the reference" in en
+
+
+def test_hostile_strings_are_escaped_everywhere(quick_run, tmp_path):
+    hostile = tmp_path / "hostile.duckdb"
+    shutil.copyfile(quick_run, hostile)
+    evil = '<script>alert("x")</script>'
+    con = duckdb.connect(str(hostile))
+    con.execute("UPDATE runs SET label = ?, cpu = ?, host = ?", [evil + "lab", evil + "cpu", "</script><b>h"])
+    con.execute("UPDATE runtimes SET title = ? WHERE runtime_id = 'ort-cpu-fp32'", ["ORT " + evil])
+    con.execute("UPDATE runtimes SET reason = ? WHERE status = 'unavailable'", [evil + "why"])
+    con.close()
+    out = tmp_path / "s"
+    result = CliRunner().invoke(main, ["build", str(hostile), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for page in out.rglob("*.html"):
+        html = page.read_text()
+        assert evil not in html and "</script><b>" not in html, page
+        # the only script elements are ours: the bundle, the drawing code and JSON specs
+        for tag in re.findall(r"<script[^>]*>", html):
+            assert 'type="application/json"' in tag or "src=" in tag, (page, tag)
