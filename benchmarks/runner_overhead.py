@@ -27,7 +27,31 @@ def hand_loop(runner, states, samples):
     views = [states[i:i + 1] for i in range(len(states))]
     clock = time.perf_counter
     out = []
-    if rid.startswith("torch"):
+    if rid.startswith("torch") and rid.endswith("-graph"):
+        import torch
+        host_in, static_in, graph, static_out, host_out = (runner.host_in, runner.static_in, runner.graph,
+                                                           runner.static_out, runner.host_out)
+        stream = torch.cuda.current_stream(runner._torch_device)
+        for i in range(samples):
+            x = views[i % len(views)]
+            t = clock()
+            host_in.numpy()[...] = x
+            static_in.copy_(host_in, non_blocking=True)
+            graph.replay()
+            host_out.copy_(static_out, non_blocking=True)
+            stream.synchronize()
+            int(host_out.numpy()[0].argmax())
+            out.append(clock() - t)
+    elif rid.startswith("ort-cuda") and rid.endswith("-graph"):
+        sess, b, x_in, y = runner.session, runner.binding, runner.graph_in, runner.graph_out
+        for i in range(samples):
+            x = views[i % len(views)]
+            t = clock()
+            x_in.update_inplace(x)
+            sess.run_with_iobinding(b)
+            int(y.numpy()[0].argmax())
+            out.append(clock() - t)
+    elif rid.startswith("torch"):
         import torch
         model, device = runner.model, runner._torch_device
         with torch.inference_mode():

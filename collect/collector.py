@@ -151,6 +151,9 @@ class Collector:
         self.phase = "batch sweep"
         with _task(ui, f"{rid}: batch sweep", len(p.batch_sizes)) as tick:
             for b in p.batch_sizes:
+                if runner.fixed_batch is not None and b != runner.fixed_batch:
+                    tick(1)
+                    continue  # a captured CUDA graph serves its one batch size
                 self.store.add_latency(rid, "batch", b, measure.batch_latency(
                     runner, self.states, b, p.batch_iterations, p.batch_budget_seconds))
                 tick(1)

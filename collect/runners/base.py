@@ -36,6 +36,7 @@ class RuntimeInfo:
 
 class Runner:
     info: RuntimeInfo
+    fixed_batch: int | None = None  # a runner captured for one batch size (CUDA graphs) serves only that one
 
     def __init__(self):
         self.prepare_seconds: float | None = None
@@ -54,6 +55,7 @@ class Runner:
         """uint8 (N, 4, 84, 84) host array -> float32 (N, A) host array."""
         assert self._prepared, "prepare() first"
         assert batch.dtype == np.uint8 and batch.shape[1:] == OBSERVATION_SHAPE, (batch.dtype, batch.shape)
+        assert self.fixed_batch is None or batch.shape[0] == self.fixed_batch, "captured for another batch size"
         return self.infer_impl(batch)
 
     def describe(self) -> dict:

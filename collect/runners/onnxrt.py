@@ -6,21 +6,33 @@ import onnxruntime as ort
 
 from .base import Runner, RuntimeInfo, RuntimeUnavailable
 
-PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
+PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider"}
 
 
 class OrtRunner(Runner):
-    def __init__(self, onnx_path_getter, device: str = "cpu", precision: str = "fp32", cuda_index: int = 0):
-        """``onnx_path_getter()`` -> (path, seconds it took to make); called once, in prepare."""
+    def __init__(self, onnx_path_getter, device: str = "cpu", precision: str = "fp32", cuda_index: int = 0,
+                 cuda_graph: bool = False, ep: str | None = None, engine_cache=None):
+        """``onnx_path_getter()`` -> (path, seconds it took to make); called once, in prepare.
+
+        ``ep``: the execution provider, "cpu", "cuda" (default for device cuda) or "tensorrt"
+        (ONNX Runtime's TensorRT EP, engines cached in ``engine_cache``; CUDA EP beneath it).
+        """
         super().__init__()
-        variant = "IO binding" if device == "cuda" else ""
-        self.info = RuntimeInfo(f"ort-{device}-{precision}", "ONNX Runtime", device, precision, variant)
+        self.ep = ep or device
+        variant = {"cpu": "", "cuda": "IO binding + CUDA graph" if cuda_graph else "IO binding",
+                   "tensorrt": "TensorRT EP, IO binding"}[self.ep]
+        suffix = "-graph" if cuda_graph else ""
+        rid = f"ort-trt-{precision}" if self.ep == "tensorrt" else f"ort-{device}-{precision}{suffix}"
+        self.info = RuntimeInfo(rid, "ONNX Runtime", device, precision, variant)
+        self._engine_cache = engine_cache
+        self.cuda_graph = cuda_graph
+        self.fixed_batch = 1 if cuda_graph else None
         self._onnx_path_getter = onnx_path_getter
         self._cuda_index = cuda_index
 
     @staticmethod
-    def unavailable_reason(device: str) -> str | None:
-        provider = PROVIDERS[device]
+    def unavailable_reason(ep: str) -> str | None:
+        provider = PROVIDERS[ep]
         if provider not in ort.get_available_providers():
             return (f"{provider} is not in onnxruntime {ort.__version__}'s providers "
                     f"({', '.join(ort.get_available_providers())}); install onnxruntime-gpu")
@@ -29,11 +41,21 @@ class OrtRunner(Runner):
     def _provider_options(self) -> list:
         if self.info.device == "cpu":
             return [(PROVIDERS["cpu"], {})]
+        if self.ep == "tensorrt":
+            trt = {"device_id": str(self._cuda_index), "trt_fp16_enable": "1" if self.info.precision == "fp16" else "0",
+                   "trt_engine_cache_enable": "1", "trt_engine_cache_path": str(self._engine_cache),
+                   "trt_profile_min_shapes": "observation:1x4x84x84", "trt_profile_opt_shapes": "observation:1x4x84x84",
+                   "trt_profile_max_shapes": "observation:512x4x84x84"}
+            return [(PROVIDERS["tensorrt"], trt), (PROVIDERS["cuda"], {"device_id": str(self._cuda_index),
+                                                                       "use_tf32": "0"}), (PROVIDERS["cpu"], {})]
         # use_tf32=0: ORT's CUDA EP enables TF32 by default; the FP32 comparison must not.
-        return [(PROVIDERS["cuda"], {"device_id": str(self._cuda_index), "use_tf32": "0"}), (PROVIDERS["cpu"], {})]
+        options = {"device_id": str(self._cuda_index), "use_tf32": "0"}
+        if self.cuda_graph:
+            options["enable_cuda_graph"] = "1"
+        return [(PROVIDERS["cuda"], options), (PROVIDERS["cpu"], {})]
 
     def prepare_impl(self):
-        reason = self.unavailable_reason(self.info.device)
+        reason = self.unavailable_reason(self.ep)
         if reason:
             raise RuntimeUnavailable(reason)
         path, make_seconds = self._onnx_path_getter()
@@ -43,16 +65,31 @@ class OrtRunner(Runner):
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(path), options, providers=self._provider_options())
-        if self.info.device == "cuda" and self.session.get_providers()[0] != PROVIDERS["cuda"]:
-            raise RuntimeUnavailable(f"the CUDA EP did not load (session providers: {self.session.get_providers()})")
+        if self.info.device == "cuda" and self.session.get_providers()[0] != PROVIDERS[self.ep]:
+            raise RuntimeUnavailable(f"{PROVIDERS[self.ep]} did not load (session providers: "
+                                     f"{self.session.get_providers()})")
         self.input_name = self.session.get_inputs()[0].name
         self.output_name = self.session.get_outputs()[0].name
         if self.info.device == "cuda":
             self.binding = self.session.io_binding()
+        if self.cuda_graph:
+            # A CUDA graph replays fixed device addresses: bind OrtValues that live on the GPU for good,
+            # and copy each decision's state into the input one (ONNX Runtime's documented pattern).
+            n_actions = self.session.get_outputs()[0].shape[-1]
+            self.graph_in = ort.OrtValue.ortvalue_from_shape_and_type((1, 4, 84, 84), np.uint8, "cuda", self._cuda_index)
+            self.graph_out = ort.OrtValue.ortvalue_from_shape_and_type((1, n_actions), np.float32, "cuda",
+                                                                       self._cuda_index)
+            self.binding.bind_ortvalue_input(self.input_name, self.graph_in)
+            self.binding.bind_ortvalue_output(self.output_name, self.graph_out)
+            self.session.run_with_iobinding(self.binding)  # the first run captures the graph
 
     def infer_impl(self, batch: np.ndarray) -> np.ndarray:
         if self.info.device == "cpu":
             return self.session.run([self.output_name], {self.input_name: batch})[0]
+        if self.cuda_graph:
+            self.graph_in.update_inplace(batch)
+            self.session.run_with_iobinding(self.binding)
+            return self.graph_out.numpy()
         # IO binding: the uint8 input is copied to the device once, the output comes back once.
         self.binding.bind_cpu_input(self.input_name, batch)
         self.binding.bind_output(self.output_name, "cpu")
@@ -64,7 +101,11 @@ class OrtRunner(Runner):
              "artifact": str(self.artifact_path)}
         if self.info.device == "cuda":
             opts = self.session.get_provider_options().get(PROVIDERS["cuda"], {})
+            if self.ep == "tensorrt":
+                d["trt_fp16_enable"] = self.session.get_provider_options().get(PROVIDERS["tensorrt"], {}).get(
+                    "trt_fp16_enable")
             d["tf32"] = {"use_tf32": opts.get("use_tf32")}
+            d["enable_cuda_graph"] = opts.get("enable_cuda_graph")
         else:
             d["tf32"] = "not applicable (CPU)"
         return d
