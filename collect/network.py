@@ -38,7 +38,8 @@ class QNetwork(nn.Module):
         )
 
     def forward(self, observation: torch.Tensor) -> torch.Tensor:
-        return self.network(observation.float() / 255.0)
+        # Scale in the weights' own dtype, so a half-precision copy of the model takes the same uint8 input.
+        return self.network(observation.to(self.network[0].weight.dtype) / 255.0)
 
 
 def parameter_count(model: nn.Module) -> int:

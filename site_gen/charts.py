@@ -13,6 +13,7 @@ import numpy as np
 from .analysis import RunResult
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+DQ_FLOOR = 1e-9
 FONT = {"family": "system-ui, -apple-system, 'Noto Sans TC', 'PingFang TC', 'Microsoft JhengHei', sans-serif"}
 
 
@@ -28,9 +29,14 @@ class Chart:
 
 
 def _layout(t, **extra) -> dict:
-    layout = {"font": FONT, "margin": {"l": 60, "r": 20, "t": 30, "b": 60}, "height": 420,
-              "legend": {"orientation": "h", "y": -0.2}, "paper_bgcolor": "white", "plot_bgcolor": "white"}
+    # Legend above the plot: runtime names are long and the x tick labels below need the room.
+    layout = {"font": FONT, "margin": {"l": 60, "r": 20, "t": 70, "b": 40}, "height": 480,
+              "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+              "paper_bgcolor": "white", "plot_bgcolor": "white"}
     layout.update(extra)
+    for axis in ("xaxis", "xaxis2", "yaxis", "yaxis2"):
+        if axis in layout:
+            layout[axis] = {"automargin": True, **layout[axis]}
     return layout
 
 
@@ -110,7 +116,8 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
                 continue
             traces.append({"type": "scatter", "mode": "markers", "name": label,
                            "x": [_r(a["reference_margin"][s], 6) for s in idx],
-                           "y": [max(_r(a["per_state_max_abs_dq"][s], 9), 1e-9) for s in idx],
+                           # identical Q-values (|ΔQ| = 0) cannot sit on a log axis: drawn at its floor, 1e-9
+                           "y": [max(_r(a["per_state_max_abs_dq"][s], 9), DQ_FLOOR) for s in idx],
                            "text": [f"state {s}" for s in idx],
                            "marker": {"color": color, "symbol": symbol, "size": 9 if symbol == "x" else 6}})
     fig = {"data": traces, "layout": _layout(t, xaxis={"title": {"text": t("reference_margin")}, "type": "log"},

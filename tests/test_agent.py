@@ -22,6 +22,16 @@ def test_network_shapes_and_uint8_input():
         [(32, (8, 8), (4, 4)), (64, (4, 4), (2, 2)), (64, (3, 3), (1, 1))]
 
 
+def test_a_half_precision_copy_takes_the_same_uint8_input(shipped_model, fixed_states):
+    # The H200 run's PyTorch CUDA FP16 failed on exactly this ("Input type (float) and bias type (Half)").
+    import copy
+    half = copy.deepcopy(shipped_model).half()
+    with torch.inference_mode():
+        q16 = half(torch.from_numpy(fixed_states[:4])).float().numpy()
+        q32 = shipped_model(torch.from_numpy(fixed_states[:4])).numpy()
+    assert np.abs(q16 - q32).max() < 0.05
+
+
 def test_model_card_describes_the_shipped_files():
     card = agent.read_card()
     for entry in card["files"].values():
