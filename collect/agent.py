@@ -56,12 +56,12 @@ def score_summary(scores) -> dict:
 
 def machine_description() -> dict:
     return {
-        "cpu": _cpu_name(), "os": platform.platform(), "python": platform.python_version(),
+        "cpu": cpu_name(), "os": platform.platform(), "python": platform.python_version(),
         "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
     }
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

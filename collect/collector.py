@@ -76,8 +76,6 @@ class Collector:
         reasons = {s.info.runtime_id: s.unavailable_reason(self.model) for s in self.specs}
         reference = reference_runtime_id([rid for rid, r in reasons.items() if r is None])
         machine = provenance.machine(self.cuda_index)
-        import onnxruntime
-        machine["onnxruntime_version"] = onnxruntime.__version__
         from .runners.torch_runner import tf32_state
         self.store.start_run({
             "label": self.label, "profile": self.profile.name, **machine,

@@ -7,7 +7,7 @@ import platform
 import socket
 import subprocess
 
-from .agent import _cpu_name
+from .agent import cpu_name
 from .paths import ROOT
 
 
@@ -37,6 +37,7 @@ def code_version() -> str | None:
 
 
 def machine(cuda_index: int) -> dict:
+    import onnxruntime
     import torch
 
     gpu_name = cuda = None
@@ -45,10 +46,10 @@ def machine(cuda_index: int) -> dict:
         cuda = torch.version.cuda
     tensorrt = _version("tensorrt") or _version("tensorrt-cu12") or _version("tensorrt-cu13")
     return {
-        "host": socket.gethostname(), "os": platform.platform(), "cpu": _cpu_name(), "cpu_count": os.cpu_count(),
+        "host": socket.gethostname(), "os": platform.platform(), "cpu": cpu_name(), "cpu_count": os.cpu_count(),
         "gpu_name": gpu_name, "gpu_driver": _nvidia_smi("driver_version") if gpu_name else None, "cuda_version": cuda,
         "python_version": platform.python_version(), "torch_version": torch.__version__,
-        "onnxruntime_version": _version("onnxruntime") or _version("onnxruntime-gpu"),
+        "onnxruntime_version": onnxruntime.__version__,  # the module imported, whichever wheel provided it
         "tensorrt_version": tensorrt, "ale_py_version": _version("ale-py"), "gymnasium_version": _version("gymnasium"),
         "numpy_version": _version("numpy"), "rtreport_version": _version("rtreport"), "code_version": code_version(),
     }
