@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import socket
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +54,6 @@ class RuntimeOutcome:
     title: str
     status: str
     reason: str | None = None
-    phases_done: list = field(default_factory=list)
 
 
 class Collector:
@@ -144,7 +143,6 @@ class Collector:
         with _task(ui, f"{rid}: decision latency", p.latency_samples) as tick:
             seconds = measure.decision_latency(runner, self.states, p.latency_warmup, p.latency_samples, tick)
         self.store.add_latency(rid, "decision", 1, seconds)
-        self.outcomes[rid].phases_done.append("latency")
 
         self.phase = "batch sweep"
         with _task(ui, f"{rid}: batch sweep", len(p.batch_sizes)) as tick:
@@ -155,12 +153,10 @@ class Collector:
                 self.store.add_latency(rid, "batch", b, measure.batch_latency(
                     runner, self.states, b, p.batch_iterations, p.batch_budget_seconds))
                 tick(1)
-        self.outcomes[rid].phases_done.append("batch")
 
         self.phase = "fixed states"
         q = measure.state_q_values(runner, self.states)
         self.store.add_state_q(rid, q, q.argmax(axis=1))
-        self.outcomes[rid].phases_done.append("states")
 
         self.phase = "play"
         env = make_eval_env()
@@ -172,7 +168,6 @@ class Collector:
                     tick(1)
         finally:
             env.close()
-        self.outcomes[rid].phases_done.append("play")
 
 
 class _task:
@@ -190,7 +185,6 @@ class _task:
     def __exit__(self, *exc):
         if self.ui is not None:
             self.ui.update(self.task, completed=self.total)
-            self.ui.remove_task(self.task) if exc[0] else None
 
 
 def _shown_path(path: Path) -> str:

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from . import stats
 from .load import RunRows, RuntimeRows
 from .verdict import Gates, Verdict, judge
@@ -24,11 +22,6 @@ class RuntimeResult:
     scores: dict | None = None
     paired_vs_reference: dict | None = None
     verdict: Verdict | None = None
-    missing: list = field(default_factory=list)     # phases without data
-
-    @property
-    def ran(self) -> bool:
-        return self.rows.status == "available" or (self.rows.status == "failed" and self.rows.decision_seconds.size > 0)
 
 
 @dataclass
@@ -69,34 +62,33 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
         if rt.decision_seconds.size:
             r.latency = stats.latency_summary(rt.decision_seconds)
             r.latency["p95_ci_low"], r.latency["p95_ci_high"] = stats.p95_ci(rt.decision_seconds)
-        else:
-            r.missing.append("latency")
         r.throughput = {b: stats.throughput(b, s) for b, s in sorted(rt.batch_seconds.items()) if s.size}
         if rt.state_q is not None and reference is not None and reference.state_q is not None \
                 and rt.state_q.shape == reference.state_q.shape:
             r.agreement = stats.agreement(reference.state_q, rt.state_q)
-        elif rt.state_q is None:
-            r.missing.append("states")
         if rt.episodes:
             r.scores = stats.score_summary([e["score"] for e in rt.episodes])
             if reference is not None and not r.is_reference:
                 r.paired_vs_reference = paired(rt, reference)
-        else:
-            r.missing.append("play")
         results.append(r)
 
+    # A verdict needs the whole pre-registered workload: every fixed state and every seed of the run's settings.
+    settings = run.run.get("settings", {})
+    want_states, want_seeds = settings.get("states"), len(settings.get("seeds", []))
     ref_result = next((r for r in results if r.is_reference), None)
     for r in results:
         if r.is_reference or r.rows.status != "available":
             continue
+        agreement = r.agreement if r.agreement and r.agreement["states"] == want_states else None
+        pair = r.paired_vs_reference if r.paired_vs_reference and r.paired_vs_reference["n"] == want_seeds else None
         r.verdict = judge(
             gates,
             reference_p95=ref_result.latency["p95"] if ref_result and ref_result.latency else None,
             p95=r.latency["p95"] if r.latency else None,
-            same_actions=r.agreement["same_actions"] if r.agreement else None,
-            states=r.agreement["states"] if r.agreement else None,
+            same_actions=agreement["same_actions"] if agreement else None,
+            states=agreement["states"] if agreement else None,
             reference_mean_score=ref_result.scores["mean"] if ref_result and ref_result.scores else None,
-            paired_ci_low=r.paired_vs_reference["ci_low"] if r.paired_vs_reference else None)
+            paired_ci_low=pair["ci_low"] if pair else None)
 
     comparisons = []
     for cand, base in BASELINE_PAIRS:
@@ -107,8 +99,3 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                 comparisons.append({"candidate": c, "baseline": b, "paired": p})
     return RunResult(run, reference_id, results, comparisons, gates)
 
-
-def score_arrays(result: RunResult) -> dict:
-    """Per runtime that played: its scores in seed order (for the distribution chart)."""
-    return {r.rows.runtime_id: np.array([e["score"] for e in r.rows.episodes]) for r in result.runtimes
-            if r.rows.episodes}
