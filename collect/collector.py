@@ -48,14 +48,6 @@ def sanitize_label(label: str) -> str:
     return re.sub(r"[^a-z0-9_.-]+", "-", label.lower()).strip("-.") or "run"
 
 
-@dataclass
-class RuntimeOutcome:
-    runtime_id: str
-    title: str
-    status: str
-    reason: str | None = None
-
-
 class Collector:
     def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
                  runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None):
@@ -68,10 +60,9 @@ class Collector:
         self.states = states[: profile.num_states] if profile.num_states else states
         seeds = load_seeds()["evaluation"]
         self.seeds = seeds[: profile.num_seeds] if profile.num_seeds else seeds
-        self.outcomes: dict[str, RuntimeOutcome] = {}
         self.phase = "starting"
 
-    def run(self) -> dict[str, RuntimeOutcome]:
+    def run(self) -> None:
         reasons = {s.info.runtime_id: s.unavailable_reason(self.model) for s in self.specs}
         reference = reference_runtime_id([rid for rid, r in reasons.items() if r is None])
         machine = provenance.machine(self.cuda_index)
@@ -90,7 +81,6 @@ class Collector:
         })
         for spec in self.specs:
             rid = spec.info.runtime_id
-            self.outcomes[rid] = RuntimeOutcome(rid, spec.info.title, "pending")
             if reasons[rid]:
                 self._record(spec, "unavailable", reasons[rid])
         ordered = sorted((s for s in self.specs if not reasons[s.info.runtime_id]),
@@ -98,7 +88,6 @@ class Collector:
         for spec in ordered:
             self._measure_runtime(spec)
         self.store.finish_run("complete")
-        return self.outcomes
 
     def _record(self, spec: RuntimeSpec, status: str, reason: str | None = None, runner=None) -> None:
         info = spec.info
@@ -112,7 +101,6 @@ class Collector:
             except Exception as e:  # a half-prepared runner may not describe itself
                 fields["details"] = {"describe_error": f"{type(e).__name__}: {e}"}
         self.store.put_runtime(info.runtime_id, **fields)
-        self.outcomes[info.runtime_id].status, self.outcomes[info.runtime_id].reason = status, reason
 
     def _measure_runtime(self, spec: RuntimeSpec) -> None:
         rid = spec.info.runtime_id

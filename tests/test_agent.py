@@ -8,7 +8,7 @@ import onnxruntime as ort
 import torch
 
 from collect import agent, paths
-from collect.network import QNetwork, load_weights, parameter_count, sha256_file
+from collect.network import QNetwork, parameter_count, sha256_file
 from collect.protocol import OBSERVATION_SHAPE
 
 

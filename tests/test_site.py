@@ -4,7 +4,6 @@ import re
 import shutil
 
 import duckdb
-import pytest
 from click.testing import CliRunner
 
 from collect.cli import main
