@@ -47,11 +47,10 @@ def evaluate(model: QNetwork, seeds, progress=None) -> list:
 
 
 def score_summary(scores) -> dict:
-    return {
-        "mean": float(np.mean(scores)), "median": float(np.median(scores)),
-        "std": float(np.std(scores, ddof=1)) if len(scores) > 1 else 0.0,
-        "min": float(np.min(scores)), "max": float(np.max(scores)),
-    }
+    """The model card's figures, from the same statistics the report uses."""
+    from site_gen.stats import score_summary as full
+    s = full(scores)
+    return {k: s[k] for k in ("mean", "median", "std", "min", "max")}
 
 
 def machine_description() -> dict:
