@@ -27,7 +27,7 @@ def hand_loop(runner, states, samples):
     views = [states[i:i + 1] for i in range(len(states))]
     clock = time.perf_counter
     out = []
-    if rid.startswith("torch") and rid.endswith("-graph"):
+    if rid.startswith("torch") and rid.endswith(("-graph", "-compile")):
         import torch
         host_in, static_in, graph, static_out, host_out = (runner.host_in, runner.static_in, runner.graph,
                                                            runner.static_out, runner.host_out)

@@ -45,11 +45,15 @@ def convert_onnx_to_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
 class Artifacts:
     """The artifacts folder of one run; each artifact is made at most once and its cost recorded."""
 
-    def __init__(self, folder: Path, onnx_source):
-        """``onnx_source``: a path to an ONNX file, or a callable that writes one to a given path."""
+    def __init__(self, folder: Path, onnx_source, made: dict | None = None):
+        """``onnx_source``: a path to an ONNX file, or a callable that writes one to a given path.
+        ``made``: what another process's ``Artifacts`` already made here (``made()``), used as is."""
         self.folder = Path(folder)
         self._onnx_source = onnx_source
-        self._made: dict[str, tuple[Path, float]] = {}
+        self._made: dict[str, tuple[Path, float]] = dict(made or {})
+
+    def made(self) -> dict[str, tuple[Path, float]]:
+        return dict(self._made)
 
     def _make(self, name: str, build) -> tuple[Path, float]:
         if name not in self._made:

@@ -77,9 +77,13 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
 @click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for exported models and engines; default artifacts/<label>/.")
 @click.option("--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 300 latency samples.")
+@click.option("--play-workers", type=click.IntRange(1, 64), default=None,
+              help="Processes playing each runtime's episodes (same results, less wall time); "
+                   "default: half the cores (at most 8) for GPU runtimes, 1 for CPU runtimes.")
 @click.option("--quiet", is_flag=True, help="No progress bars and no closing table.")
 @click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
-def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, quiet, list_runtimes):
+def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, quiet,
+            list_runtimes):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     from .collect_command import list_runtimes_table, run_collect
 
@@ -89,7 +93,8 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
         Console().print(list_runtimes_table(model_path))
         return
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
-                       label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet)
+                       label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
+                       play_workers=play_workers)
     sys.exit(code)
 
 

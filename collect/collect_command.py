@@ -41,7 +41,8 @@ def _check_out(out: Path, overwrite: bool) -> None:
         raise UserError(f"cannot write {out}: folder {parent} is not writable")
 
 
-def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet) -> int:
+def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
+                play_workers=None) -> int:
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     known = [s.info.runtime_id for s in all_runtimes()]
     runtime_ids = None
@@ -64,7 +65,7 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
     progress = None if quiet else Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                            TimeElapsedColumn(), console=console, transient=True)
     collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), QUICK if quick else FULL,
-                          runtime_ids, cuda_index, label, progress)
+                          runtime_ids, cuda_index, label, progress, play_workers)
     try:
         if progress:
             progress.start()

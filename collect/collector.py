@@ -14,6 +14,7 @@ from .agent import load_seeds
 from .artifacts import Artifacts
 from .model_input import ModelSource
 from .paths import FIXED_STATES, ROOT
+from .play_pool import PlayPool, auto_workers
 from .protocol import EVAL_EPSILON, make_eval_env, protocol_settings
 from .runners.base import RuntimeUnavailable
 from .runtimes import RuntimeSpec, all_runtimes, reference_runtime_id
@@ -50,7 +51,10 @@ def sanitize_label(label: str) -> str:
 
 class Collector:
     def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
-                 runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None):
+                 runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None,
+                 play_workers: int | None = None):
+        """``play_workers``: processes that play each runtime's episodes; None picks per runtime
+        (``play_pool.auto_workers``). Results do not depend on it; only the wall time does."""
         self.model, self.store, self.artifacts, self.profile = model, store, artifacts, profile
         self.cuda_index, self.label = cuda_index, label
         specs = all_runtimes()
@@ -61,6 +65,8 @@ class Collector:
         seeds = load_seeds()["evaluation"]
         self.seeds = seeds[: profile.num_seeds] if profile.num_seeds else seeds
         self.phase = "starting"
+        self.play_workers = {s.info.runtime_id: play_workers or auto_workers(s.info.device, len(self.seeds))
+                             for s in self.specs}
 
     def run(self) -> None:
         reasons = {s.info.runtime_id: s.unavailable_reason(self.model) for s in self.specs}
@@ -77,7 +83,7 @@ class Collector:
             "protocol": protocol_settings(),
             "settings": {**asdict(self.profile), "cuda_index": self.cuda_index,
                          "runtimes_requested": [s.info.runtime_id for s in self.specs],
-                         "states": len(self.states), "seeds": self.seeds},
+                         "states": len(self.states), "seeds": self.seeds, "play_workers": self.play_workers},
         })
         for spec in self.specs:
             rid = spec.info.runtime_id
@@ -147,15 +153,24 @@ class Collector:
         self.store.add_state_q(rid, q, q.argmax(axis=1))
 
         self.phase = "play"
-        env = make_eval_env()
-        try:
-            with _task(ui, f"{rid}: play {len(self.seeds)} episodes", len(self.seeds)) as tick:
+        workers = self.play_workers[rid]
+        with _task(ui, f"{rid}: play {len(self.seeds)} episodes" + (f" ({workers} processes)" if workers > 1 else ""),
+                   len(self.seeds)) as tick:
+            if workers > 1:
+                with PlayPool(workers, self.model.path, self.artifacts, rid, self.cuda_index,
+                              runner.worker_args()) as pool:
+                    for episode, seconds in pool.play(self.seeds, p.episode_step_cap):
+                        self.store.add_episode(rid, episode, p.episode_step_cap, seconds)
+                        tick(1)
+                return
+            env = make_eval_env()
+            try:
                 for seed in self.seeds:
                     episode, seconds = measure.play(runner, seed, p.episode_step_cap, env)
                     self.store.add_episode(rid, episode, p.episode_step_cap, seconds)
                     tick(1)
-        finally:
-            env.close()
+            finally:
+                env.close()
 
 
 class _task:

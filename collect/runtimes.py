@@ -16,12 +16,12 @@ class RuntimeSpec:
     make: Callable[[ModelSource, Artifacts, int], Runner]
 
 
-def _torch(device, precision, graph=False):
+def _torch(device, precision, graph=False, compiled=False):
     from .runners.torch_runner import TorchRunner
-    info = TorchRunner(None, device, precision, 0, graph).info
+    info = TorchRunner(None, device, precision, 0, graph, compiled).info
     return RuntimeSpec(
-        info, lambda model: TorchRunner.unavailable_reason(device, model.format if model else "pytorch"),
-        lambda model, artifacts, cuda: TorchRunner(model.torch_model, device, precision, cuda, graph))
+        info, lambda model: TorchRunner.unavailable_reason(device, model.format if model else "pytorch", compiled),
+        lambda model, artifacts, cuda: TorchRunner(model.torch_model, device, precision, cuda, graph, compiled))
 
 
 def _ort(device, precision, graph=False, ep=None):
@@ -48,6 +48,7 @@ def all_runtimes() -> list[RuntimeSpec]:
     return [_torch("cpu", "fp32"), _ort("cpu", "fp32"),
             _torch("cuda", "fp32"), _torch("cuda", "fp32", graph=True),
             _torch("cuda", "fp16"), _torch("cuda", "fp16", graph=True),
+            _torch("cuda", "fp32", compiled=True), _torch("cuda", "fp16", compiled=True),
             _ort("cuda", "fp32"), _ort("cuda", "fp32", graph=True),
             _ort("cuda", "fp16"), _ort("cuda", "fp16", graph=True),
             _tensorrt("fp32"), _tensorrt("fp32", graph=True), _tensorrt("fp16"), _tensorrt("fp16", graph=True),

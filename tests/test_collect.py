@@ -1,4 +1,7 @@
 """`rtreport collect` on the CPU: the real ALE, PyTorch and ONNX Runtime, into a real DuckDB file."""
+import json
+import multiprocessing
+
 import duckdb
 import numpy as np
 import pytest
@@ -12,6 +15,7 @@ from collect.cli import main
 from collect.collect_command import run_collect
 from collect.model_input import load_model
 from collect.network import QNetwork, export_onnx
+from collect.play_pool import PlayPool, auto_workers
 from collect.runners.base import RuntimeInfo
 from collect.runtimes import RuntimeSpec, all_runtimes
 
@@ -209,3 +213,60 @@ def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
     assert status == "incomplete" and "play" in detail
     assert con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
     assert con.execute("SELECT count(*) FROM latency WHERE kind = 'decision'").fetchone()[0] == 300
+
+
+# -- episodes played by several processes ------------------------------------------------------------
+
+def _episodes(con, rid):
+    rows = con.execute("SELECT seed, score, steps, truncated FROM episodes WHERE runtime_id = ? ORDER BY seed",
+                       [rid]).fetchall()
+    traces = con.execute("SELECT seed, list(action ORDER BY step) FROM actions WHERE runtime_id = ? GROUP BY seed "
+                         "ORDER BY seed", [rid]).fetchall()
+    return rows, traces
+
+
+def test_parallel_play_gives_exactly_the_episodes_one_process_gives(quick_db, tmp_path):
+    sequential, _ = quick_db
+    out = tmp_path / "p.duckdb"
+    code = run_collect(None, ",".join(CPU_RUNTIMES), out, False, "p", 0, tmp_path / "a", True, True, play_workers=2)
+    assert code == 0
+    con = duckdb.connect(str(out), read_only=True)
+    settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
+    assert settings["play_workers"] == {rid: 2 for rid in CPU_RUNTIMES}
+    for rid in CPU_RUNTIMES:
+        rows, traces = _episodes(con, rid)
+        assert len(rows) == 2 and all(len(t) == steps for (_, t), (_, _, steps, _) in zip(traces, rows))
+        assert (rows, traces) == _episodes(sequential, rid)
+    assert not multiprocessing.active_children()
+
+
+def test_auto_play_workers():
+    assert auto_workers("cpu", 30) == 1
+    assert 1 <= auto_workers("cuda", 30) <= 8 and auto_workers("cuda", 1) == 1
+
+
+def test_a_play_worker_that_cannot_prepare_is_an_error_not_a_hang(tmp_path):
+    model = load_model(paths.AGENT_WEIGHTS)
+    artifacts = Artifacts(tmp_path, model.onnx_source(), made={"model.onnx": (tmp_path / "gone.onnx", 0.0)})
+    with pytest.raises(RuntimeError, match="play worker could not prepare ort-cpu-fp32"):
+        with PlayPool(2, paths.AGENT_WEIGHTS, artifacts, "ort-cpu-fp32", 0, {}) as pool:
+            list(pool.play([1000, 1001], 10))
+    assert not multiprocessing.active_children()
+
+
+def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeypatch):
+    real_play = PlayPool.play
+
+    def play(self, seeds, cap):
+        for i, result in enumerate(real_play(self, seeds, cap)):
+            if i == 1:
+                raise KeyboardInterrupt
+            yield result
+    monkeypatch.setattr(PlayPool, "play", play)
+    out = tmp_path / "c.duckdb"
+    code = run_collect(None, "ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True, play_workers=2)
+    assert code == 130
+    con = duckdb.connect(str(out), read_only=True)
+    assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"
+    assert con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
+    assert not multiprocessing.active_children()

@@ -194,7 +194,8 @@ def make_fake_trt(version, cudart, log):
             return Context()
 
     trt.Builder, trt.OnnxParser = Builder, Parser
-    trt.Runtime = lambda logger: types.SimpleNamespace(deserialize_cuda_engine=lambda b: Engine())
+    trt.Runtime = lambda logger: types.SimpleNamespace(
+        deserialize_cuda_engine=lambda b: log.append(("deserialize", bytes(b))) or Engine())
     return trt
 
 
@@ -229,3 +230,25 @@ def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, version
     assert runner.artifact_bytes == len(b"ENGINE") and runner.artifact_path.read_bytes() == b"ENGINE"
     assert (cudart.calls.count("graph launch") == 3) == graph
     assert runner.info.runtime_id == f"trt-{precision}{'-graph' if graph else ''}"
+
+
+def test_a_play_worker_runs_the_parents_engine_without_building_its_own(tmp_path, monkeypatch):
+    """Parallel play: a builder times tactics, so a second build could be another engine; workers reuse it."""
+    cudart, log = FakeCudart(), []
+    monkeypatch.setitem(sys.modules, "tensorrt", make_fake_trt("10.13.0", cudart, log))
+    monkeypatch.setattr(trt_runner, "_cudart", lambda: cudart)
+    onnx = tmp_path / "fp32.onnx"
+    onnx.write_bytes(b"fp32")
+    getters = {"fp32": lambda: (onnx, 0.5), "fp16": lambda: (onnx, 0.5)}
+    with trt_runner.TensorRTRunner(getters, tmp_path / "engines", "cd" * 32, "fp32") as parent:
+        args = parent.worker_args()
+    assert args == {"engine_path": str(parent.artifact_path)}
+    parent.artifact_path.write_bytes(b"THE ENGINE")  # what the worker must load, byte for byte
+    log.clear()
+    worker = trt_runner.TensorRTRunner(getters, tmp_path / "elsewhere", "cd" * 32, "fp32")
+    worker.reuse(args)
+    with worker:
+        assert worker.infer(np.zeros((1, 4, 84, 84), np.uint8)).shape == (1, 4)
+    assert not any(e[0] in ("parse", "create_network") for e in log)
+    assert ("deserialize", b"THE ENGINE") in log
+    assert not (tmp_path / "elsewhere").exists()

@@ -66,6 +66,14 @@ class Runner:
     def close(self) -> None:
         self.close_impl()
 
+    def worker_args(self) -> dict:
+        """What a copy of this prepared runner in another process needs to be the same runtime
+        (e.g. the TensorRT engine already built, rather than a fresh build that may pick other tactics)."""
+        return {}
+
+    def reuse(self, worker_args: dict) -> None:
+        """Before ``prepare()``: take what ``worker_args()`` of the original runner gave."""
+
     def __enter__(self):
         self.prepare()
         return self

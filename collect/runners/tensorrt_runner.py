@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -92,6 +93,7 @@ class TensorRTRunner(Runner):
         self._cuda_index, self.cuda_graph = cuda_index, cuda_graph
         self.fixed_batch = 1 if cuda_graph else None
         self._allocations = []
+        self._reuse_engine = None  # a serialised engine built by another process's runner (parallel play)
 
     @staticmethod
     def unavailable_reason() -> str | None:
@@ -143,10 +145,15 @@ class TensorRTRunner(Runner):
         cuda_check(cudart.cudaSetDevice(self._cuda_index))
         props = cuda_check(cudart.cudaGetDeviceProperties(self._cuda_index))
         gpu_name = props.name.decode() if isinstance(props.name, bytes) else str(props.name)
-        engine_bytes = self._build_engine(trt, plan, onnx_path)
-        self._engine_folder.mkdir(parents=True, exist_ok=True)
-        path = self._engine_folder / engine_file_name(self.info.precision, trt.__version__, gpu_name, self._model_sha)
-        path.write_bytes(engine_bytes)
+        if self._reuse_engine is not None:
+            path = Path(self._reuse_engine)
+            engine_bytes = path.read_bytes()
+        else:
+            engine_bytes = self._build_engine(trt, plan, onnx_path)
+            self._engine_folder.mkdir(parents=True, exist_ok=True)
+            path = self._engine_folder / engine_file_name(self.info.precision, trt.__version__, gpu_name,
+                                                          self._model_sha)
+            path.write_bytes(engine_bytes)
         self.artifact_path, self.artifact_bytes = path, len(engine_bytes)
         self.plan, self.prepare_seconds = plan, onnx_seconds
 
@@ -213,6 +220,13 @@ class TensorRTRunner(Runner):
             self._enqueue(cudart, n)
         cuda_check(cudart.cudaStreamSynchronize(self.stream))
         return self.h_out[:n].copy()
+
+    def worker_args(self) -> dict:
+        # Builds time tactics and may pick others in another process: a worker runs this very engine.
+        return {"engine_path": str(self.artifact_path)}
+
+    def reuse(self, worker_args: dict) -> None:
+        self._reuse_engine = worker_args.get("engine_path")
 
     def describe_impl(self) -> dict:
         plan = getattr(self, "plan", None)

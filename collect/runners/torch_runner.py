@@ -1,4 +1,5 @@
-"""PyTorch eager: CPU FP32 (the CPU reference), CUDA FP32 (the GPU reference, TF32 off) and CUDA FP16."""
+"""PyTorch: eager on the CPU (the CPU reference) and CUDA (the GPU reference, TF32 off), and on CUDA
+FP32/FP16 a captured CUDA graph of the eager model, and ``torch.compile`` (Inductor) captured the same way."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,35 +18,54 @@ def tf32_state() -> dict:
     return {"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32}
 
 
+# Inductor's kernels without its own CUDA graphs ("reduce-overhead" would add a device copy into its
+# static input each call). No autotuning: on the H200, "max-autotune-no-cudagraphs" took 62 s to prepare and
+# its graph ran slower (0.159 vs 0.087 ms per replay, FP32; benchmarks/torch_cuda_variants.py).
+COMPILE_MODE = "default"
+
+
 class TorchRunner(Runner):
     def __init__(self, model_loader, device: str = "cpu", precision: str = "fp32", cuda_index: int = 0,
-                 cuda_graph: bool = False):
+                 cuda_graph: bool = False, compiled: bool = False):
+        """``compiled``: ``torch.compile`` with Inductor (its own CUDA graphs off), then captured into our
+        CUDA graph like the ``-graph`` variant, so both replay one graph per decision and differ only in the
+        kernels: Inductor fuses the /255 scaling, each LayerNorm and its ReLU into generated Triton kernels."""
         super().__init__()
-        suffix = "-graph" if cuda_graph else ""
-        self.info = RuntimeInfo(f"torch-{device}-{precision}{suffix}", "PyTorch", device, precision,
-                                "CUDA graph" if cuda_graph else "")
+        cuda_graph = cuda_graph or compiled
+        suffix = "-compile" if compiled else "-graph" if cuda_graph else ""
+        variant = f"torch.compile ({COMPILE_MODE}) + CUDA graph" if compiled else "CUDA graph" if cuda_graph else ""
+        self.info = RuntimeInfo(f"torch-{device}-{precision}{suffix}", "PyTorch", device, precision, variant)
         self.cuda_graph = cuda_graph
+        self.compiled = compiled
         self.fixed_batch = 1 if cuda_graph else None
         self._model_loader = model_loader
         self._torch_device = f"cuda:{cuda_index}" if device == "cuda" else "cpu"
 
     @staticmethod
-    def unavailable_reason(device: str, model_format: str) -> str | None:
+    def unavailable_reason(device: str, model_format: str, compiled: bool = False) -> str | None:
         if model_format != "pytorch":
             return "the model was given as ONNX; PyTorch runners need the PyTorch weights"
         if device == "cuda" and not torch.cuda.is_available():
             return f"no CUDA device visible to PyTorch {torch.__version__} (torch.cuda.is_available() is False)"
+        if compiled:
+            from torch.utils._triton import has_triton
+            if not has_triton():
+                return f"torch.compile's Inductor needs Triton, which PyTorch {torch.__version__} cannot find here"
         return None
 
     def prepare_impl(self):
-        reason = self.unavailable_reason(self.info.device, "pytorch")
+        reason = self.unavailable_reason(self.info.device, "pytorch", self.compiled)
         if reason:
             raise RuntimeUnavailable(reason)
         if self.info.device == "cuda":
             set_tf32(False)
         model = self._model_loader().to(self._torch_device).eval()
         self.model = model.half() if self.info.precision == "fp16" else model
+        self.num_actions = self.model.num_actions
         self.artifact_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
+        if self.compiled:
+            # Compiled on the first call (the warm-up inside _capture), so compile time counts in prepare.
+            self.model = torch.compile(self.model, mode=COMPILE_MODE, fullgraph=True, dynamic=False)
         if self.cuda_graph:
             self._capture()
 
@@ -55,7 +75,7 @@ class TorchRunner(Runner):
         dev = self._torch_device
         self.static_in = torch.zeros((1, 4, 84, 84), dtype=torch.uint8, device=dev)
         self.host_in = torch.zeros((1, 4, 84, 84), dtype=torch.uint8).pin_memory()
-        self.host_out = torch.zeros((1, self.model.num_actions), dtype=torch.float32).pin_memory()
+        self.host_out = torch.zeros((1, self.num_actions), dtype=torch.float32).pin_memory()
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
         with torch.cuda.stream(side), torch.inference_mode():
@@ -80,6 +100,9 @@ class TorchRunner(Runner):
 
     def describe_impl(self) -> dict:
         d = {"torch": torch.__version__, "threads": torch.get_num_threads()}
+        if self.compiled:
+            import triton
+            d.update(compile_mode=COMPILE_MODE, triton=triton.__version__)
         if self.info.device == "cuda":
             d.update(tf32=tf32_state(), gpu=torch.cuda.get_device_name(self._torch_device),
                      cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())

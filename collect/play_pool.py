@@ -1,0 +1,81 @@
+"""Episodes of one runtime played in parallel worker processes, each deciding with its own runner.
+
+An episode's outcome depends only on its seed and on the Q-values the runtime returns, so playing
+seeds in parallel must give exactly what playing them one after another gives
+(``tests/test_collect.py`` checks it). Each worker makes its own runner of the same runtime from
+the artifacts the main process already made (the same ONNX files, the same TensorRT engine),
+rather than building its own.
+
+Workers ignore Ctrl-C: the main process is interrupted, stops the pool and keeps every episode it
+has already stored.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+
+_worker: dict = {}
+
+
+def auto_workers(device: str, num_seeds: int) -> int:
+    """How many processes play a runtime's episodes when the user does not say.
+
+    GPU runtimes: the episodes are bound by the emulator and preprocessing on the CPU, so one
+    process per two cores (at most 8). CPU runtimes: one, since parallel games would compete with
+    the runtime's own threads for the cores.
+    """
+    if device != "cuda":
+        return 1
+    return max(1, min(num_seeds, 8, (os.cpu_count() or 1) // 2))
+
+
+def _init(model_path, artifacts_folder, made, runtime_id, cuda_index, worker_args):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        from .artifacts import Artifacts
+        from .model_input import load_model
+        from .protocol import make_eval_env
+        from .runtimes import all_runtimes
+
+        model = load_model(model_path)
+        artifacts = Artifacts(artifacts_folder, model.onnx_source(), made)
+        spec = next(s for s in all_runtimes() if s.info.runtime_id == runtime_id)
+        runner = spec.make(model, artifacts, cuda_index)
+        runner.reuse(worker_args)
+        runner.prepare()
+        _worker.update(runner=runner, env=make_eval_env())
+    except BaseException as e:  # raised again from the first episode, so the main process records it
+        _worker["error"] = f"play worker could not prepare {runtime_id}: {type(e).__name__}: {e}"
+
+
+def _play(job):
+    seed, step_cap = job
+    if "error" in _worker:
+        raise RuntimeError(_worker["error"])
+    from .measure import play
+    return play(_worker["runner"], seed, step_cap, _worker["env"])
+
+
+class PlayPool:
+    """``with PlayPool(...) as pool: for episode, seconds in pool.play(seeds, cap)`` (in seed order)."""
+
+    def __init__(self, workers: int, model_path, artifacts, runtime_id: str, cuda_index: int, worker_args: dict):
+        self.workers = workers
+        self._initargs = (str(model_path), str(artifacts.folder), artifacts.made(), runtime_id, cuda_index,
+                          worker_args)
+
+    def __enter__(self):
+        # spawn, not fork: the main process holds a CUDA context and threads that a fork cannot copy.
+        self.pool = multiprocessing.get_context("spawn").Pool(self.workers, _init, self._initargs)
+        return self
+
+    def play(self, seeds, step_cap):
+        return self.pool.imap(_play, [(seed, step_cap) for seed in seeds])
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self.pool.close()
+        else:
+            self.pool.terminate()
+        self.pool.join()
