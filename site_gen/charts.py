@@ -12,7 +12,9 @@ import numpy as np
 
 from .analysis import RunResult
 
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+# Sixteen distinguishable colours (Plotly's ten, then six darker ones): one per runtime, the same in every chart.
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf", "#393b79", "#ad494a", "#637939", "#7b4173", "#e7ba52", "#3182bd"]
 DQ_FLOOR = 1e-9
 FONT = {"family": "system-ui, -apple-system, 'Noto Sans TC', 'PingFang TC', 'Microsoft JhengHei', sans-serif"}
 
@@ -40,6 +42,12 @@ def _layout(t, **extra) -> dict:
     return layout
 
 
+def _color(res: RunResult, runtime_id: str) -> str:
+    """A runtime's colour on one machine's page: by its place among the runtimes that were measured."""
+    measured = [r.rows.runtime_id for r in res.runtimes if r.latency or r.agreement or r.scores]
+    return PALETTE[measured.index(runtime_id) % len(PALETTE)] if runtime_id in measured else PALETTE[-1]
+
+
 def _r(x, digits=4):
     return None if x is None else round(float(x), digits)
 
@@ -59,12 +67,12 @@ def latency_chart(res: RunResult, t) -> Chart | None:
          "error_y": {"type": "data", "symmetric": False, "array": p95_err_plus, "arrayminus": p95_err_minus},
          "marker": {"color": PALETTE[1]}, "xaxis": "x", "yaxis": "y"},
     ]
-    for i, r in enumerate(ran):
+    for r in ran:
         ms = np.asarray(r.rows.decision_seconds) * 1e3
         # The box draws quartiles and whiskers from the samples; outliers beyond P99 are not shipped.
         clipped = ms[ms <= np.percentile(ms, 99)]
         traces.append({"type": "box", "name": r.rows.title, "y": [_r(v, 4) for v in clipped], "boxpoints": False,
-                       "marker": {"color": PALETTE[i % len(PALETTE)]}, "xaxis": "x2", "yaxis": "y2",
+                       "marker": {"color": _color(res, r.rows.runtime_id)}, "xaxis": "x2", "yaxis": "y2",
                        "showlegend": False})
     fig = {"data": traces, "layout": _layout(t, barmode="group",
            xaxis={"domain": [0, 0.48], "tickangle": -20}, xaxis2={"domain": [0.55, 1], "tickangle": -20},
@@ -88,7 +96,8 @@ def throughput_chart(res: RunResult, t) -> Chart | None:
         return None
     traces = [{"type": "scatter", "mode": "lines+markers", "name": r.rows.title,
                "x": list(r.throughput), "y": [_r(v, 1) for v in r.throughput.values()],
-               "marker": {"color": PALETTE[i % len(PALETTE)]}} for i, r in enumerate(ran)]
+               "marker": {"color": _color(res, r.rows.runtime_id)}, "line": {"color": _color(res, r.rows.runtime_id)}}
+              for r in ran]
     fig = {"data": traces, "layout": _layout(t, xaxis={"title": {"text": t("batch_size")}, "type": "log"},
                                              yaxis={"title": {"text": t("decisions_per_s")}, "type": "log"})}
     sizes = sorted({b for r in ran for b in r.throughput})
@@ -106,10 +115,10 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
     if not ran:
         return None
     traces = []
-    for i, r in enumerate(ran):
+    for r in ran:
         a = r.agreement
         flipped = {f["state"] for f in a["flips"]}
-        color = PALETTE[(i + 1) % len(PALETTE)]
+        color = _color(res, r.rows.runtime_id)
         for label, idx, symbol in ((r.rows.title, [s for s in range(a["states"]) if s not in flipped], "circle"),
                                    (f"{r.rows.title} — {t('flipped')}", sorted(flipped), "x")):
             if not idx:
@@ -140,10 +149,10 @@ def play_chart(res: RunResult, t) -> Chart | None:
     if not played:
         return None
     traces = []
-    for i, r in enumerate(played):
+    for r in played:
         traces.append({"type": "box", "name": r.rows.title, "y": [e["score"] for e in r.rows.episodes],
                        "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "boxmean": True,
-                       "marker": {"color": PALETTE[i % len(PALETTE)], "size": 4}, "xaxis": "x", "yaxis": "y",
+                       "marker": {"color": _color(res, r.rows.runtime_id), "size": 4}, "xaxis": "x", "yaxis": "y",
                        "showlegend": False})
     paired = [r for r in played if r.paired_vs_reference]
     if paired:
@@ -155,11 +164,11 @@ def play_chart(res: RunResult, t) -> Chart | None:
                         "arrayminus": [_r(r.paired_vs_reference["mean"] - r.paired_vs_reference["ci_low"], 3)
                                        for r in paired]},
             "marker": {"color": "black", "size": 10, "symbol": "diamond"}})
-        for i, r in enumerate(paired):
+        for r in paired:
             traces.append({"type": "box", "name": r.rows.title, "y": r.paired_vs_reference["differences"],
                            "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "fillcolor": "rgba(0,0,0,0)",
                            "line": {"color": "rgba(0,0,0,0)"}, "xaxis": "x2", "yaxis": "y2", "showlegend": False,
-                           "marker": {"color": PALETTE[(played.index(r)) % len(PALETTE)], "size": 4, "opacity": 0.6}})
+                           "marker": {"color": _color(res, r.rows.runtime_id), "size": 4, "opacity": 0.6}})
     ref_title = res.runtime(res.reference_id).rows.title if res.runtime(res.reference_id) else "—"
     fig = {"data": traces, "layout": _layout(
         t, xaxis={"domain": [0, 0.48], "tickangle": -20}, xaxis2={"domain": [0.55, 1], "tickangle": -20},

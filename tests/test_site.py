@@ -146,3 +146,24 @@ def test_hostile_strings_are_escaped_everywhere(quick_run, tmp_path):
         # the only script elements are ours: the bundle, the drawing code and JSON specs
         for tag in re.findall(r"<script[^>]*>", html):
             assert 'type="application/json"' in tag or "src=" in tag, (page, tag)
+
+
+def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
+    """The published H200 file: ten measured runtimes, each drawn in its own colour on all four charts."""
+    from collect import paths
+    from site_gen.analysis import analyse
+    from site_gen.charts import agreement_chart, latency_chart, play_chart, throughput_chart
+    from site_gen.load import load_run
+    from site_gen.verdict import Gates
+
+    res = analyse(load_run(paths.DATA / "nvidia-h200.duckdb"), Gates.load(None))
+    t = lambda key, **kw: key  # noqa: E731
+    seen = {}
+    for chart in (latency_chart(res, t), throughput_chart(res, t), agreement_chart(res, t), play_chart(res, t)):
+        for trace in chart.figure["data"]:
+            name = trace.get("name", "").split(" — ")[0]
+            if name in {r.rows.title for r in res.runtimes}:
+                seen.setdefault(name, set()).add(trace["marker"]["color"])
+    assert len(seen) >= 10
+    assert all(len(colours) == 1 for colours in seen.values()), seen
+    assert len({next(iter(c)) for c in seen.values()}) == len(seen)
