@@ -178,12 +178,31 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "play_intro": t("play_intro", n=len(run.get("settings", {}).get("seeds", [])), ref=ref_title),
         "divergence_head": ["seed"] + [r.rows.title for r in paired], "divergence_rows": divergence_rows,
         "artifacts": [{"title": r.rows.title, "size": f"{r.rows.artifact_bytes / 1e6:.2f} MB",
-                       "prepare": f"{r.rows.prepare_seconds:.2f}" if r.rows.prepare_seconds is not None else t("none")}
-                      for r in res.runtimes if r.rows.artifact_bytes],
+                       "prepare": f"{r.rows.prepare_seconds:.2f}" if r.rows.prepare_seconds is not None else t("none"),
+                       "tf32": tf32_text(r.rows.details, t)}
+                      for r in res.runtimes if r.rows.artifact_bytes and r.rows.status == "available"],
         "not_run": [{"title": r.rows.title, "status": t(f"status_{r.rows.status}"), "reason": r.rows.reason}
                     for r in res.runtimes if r.rows.status in ("unavailable", "failed")],
         "provenance": [{"label": k, "value": v} for k, v in provenance],
     }
+
+
+def tf32_text(details: dict, t) -> str:
+    """A runtime's recorded TF32 state (``details["tf32"]``, as each runner describes it) in the reader's language."""
+    tf32 = (details or {}).get("tf32")
+    if isinstance(tf32, dict) and "use_tf32" in tf32:  # ONNX Runtime's CUDA EP option
+        return t("tf32_on" if str(tf32["use_tf32"]) == "1" else "tf32_off") + f" (use_tf32={tf32['use_tf32']})"
+    if isinstance(tf32, dict) and {"matmul", "cudnn"} <= set(tf32):  # PyTorch's two allow_tf32 switches
+        state = "tf32_on" if tf32["matmul"] or tf32["cudnn"] else "tf32_off"
+        return t(state) + (f" (matmul {t('tf32_on' if tf32['matmul'] else 'tf32_off')}, "
+                           f"cuDNN {t('tf32_on' if tf32['cudnn'] else 'tf32_off')})")
+    if isinstance(tf32, str) and "CPU" in tf32:
+        return t("tf32_cpu")
+    if isinstance(tf32, str) and tf32.startswith("off"):  # TensorRT 10: BuilderFlag.TF32 cleared
+        return t("tf32_off") + " (BuilderFlag.TF32)"
+    if isinstance(tf32, str) and tf32:
+        return tf32
+    return t("none")
 
 
 def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:

@@ -167,3 +167,17 @@ def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
     assert len(seen) >= 10
     assert all(len(colours) == 1 for colours in seen.values()), seen
     assert len({next(iter(c)) for c in seen.values()}) == len(seen)
+
+
+def test_each_runtimes_tf32_state_is_shown_in_the_readers_language():
+    from site_gen.i18n import Translator
+    from site_gen.pages import tf32_text
+
+    en, zh = Translator("en"), Translator("zh-tw")
+    assert tf32_text({"tf32": {"matmul": False, "cudnn": False}}, en) == "off (matmul off, cuDNN off)"
+    assert tf32_text({"tf32": {"matmul": True, "cudnn": False}}, en) == "on (matmul on, cuDNN off)"
+    assert tf32_text({"tf32": {"use_tf32": "0"}}, zh) == "關閉 (use_tf32=0)"
+    assert tf32_text({"tf32": {"use_tf32": "1"}}, en) == "on (use_tf32=1)"
+    assert tf32_text({"tf32": "off (BuilderFlag.TF32 cleared)"}, en) == "off (BuilderFlag.TF32)"
+    assert tf32_text({"tf32": "not applicable (CPU)"}, zh) == "不適用（CPU）"
+    assert tf32_text({}, en) == en("none")
