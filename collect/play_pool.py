@@ -7,13 +7,16 @@ the artifacts the main process already made (the same ONNX files, the same Tenso
 rather than building its own.
 
 Workers ignore Ctrl-C: the main process is interrupted, stops the pool and keeps every episode it
-has already stored.
+has already stored. A worker that dies (a crash in a runtime's native code, the kernel's OOM killer)
+breaks the pool: the episodes still owed raise ``BrokenProcessPool``, so the runtime is recorded
+as failed instead of the run waiting forever.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
 import signal
+from concurrent.futures import ProcessPoolExecutor
 
 _worker: dict = {}
 
@@ -67,15 +70,28 @@ class PlayPool:
 
     def __enter__(self):
         # spawn, not fork: the main process holds a CUDA context and threads that a fork cannot copy.
-        self.pool = multiprocessing.get_context("spawn").Pool(self.workers, _init, self._initargs)
+        self.executor = ProcessPoolExecutor(self.workers, multiprocessing.get_context("spawn"), _init,
+                                            self._initargs)
         return self
 
     def play(self, seeds, step_cap):
-        return self.pool.imap(_play, [(seed, step_cap) for seed in seeds])
+        """(Episode, seconds) per seed, in the order given, as each becomes ready."""
+        futures = [self.executor.submit(_play, (seed, step_cap)) for seed in seeds]
+        self._started = self.processes()  # kept: a broken executor forgets its processes
+        for future in futures:
+            yield future.result()
+
+    def processes(self) -> list:
+        return list((getattr(self.executor, "_processes", None) or {}).values())
 
     def __exit__(self, exc_type, *exc):
         if exc_type is None:
-            self.pool.close()
-        else:
-            self.pool.terminate()
-        self.pool.join()
+            self.executor.shutdown(wait=True)
+            return
+        # Interrupted or failed: drop the episodes not started and stop the ones being played.
+        processes = list({p.pid: p for p in [*getattr(self, "_started", []), *self.processes()]}.values())
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(timeout=10)

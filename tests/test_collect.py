@@ -1,6 +1,7 @@
 """`rtreport collect` on the CPU: the real ALE, PyTorch and ONNX Runtime, into a real DuckDB file."""
 import json
 import multiprocessing
+import time
 
 import duckdb
 import numpy as np
@@ -225,6 +226,16 @@ def _episodes(con, rid):
     return rows, traces
 
 
+def _no_workers_left(seconds=15.0):
+    """True once every worker process has exited (the pool's own thread may be reaping one a moment longer)."""
+    deadline = time.monotonic() + seconds
+    while multiprocessing.active_children():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 def test_parallel_play_gives_exactly_the_episodes_one_process_gives(quick_db, tmp_path):
     sequential, _ = quick_db
     out = tmp_path / "p.duckdb"
@@ -237,7 +248,7 @@ def test_parallel_play_gives_exactly_the_episodes_one_process_gives(quick_db, tm
         rows, traces = _episodes(con, rid)
         assert len(rows) == 2 and all(len(t) == steps for (_, t), (_, _, steps, _) in zip(traces, rows))
         assert (rows, traces) == _episodes(sequential, rid)
-    assert not multiprocessing.active_children()
+    assert _no_workers_left()
 
 
 def test_auto_play_workers():
@@ -251,7 +262,7 @@ def test_a_play_worker_that_cannot_prepare_is_an_error_not_a_hang(tmp_path):
     with pytest.raises(RuntimeError, match="play worker could not prepare ort-cpu-fp32"):
         with PlayPool(2, paths.AGENT_WEIGHTS, artifacts, "ort-cpu-fp32", 0, {}) as pool:
             list(pool.play([1000, 1001], 10))
-    assert not multiprocessing.active_children()
+    assert _no_workers_left()
 
 
 def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeypatch):
@@ -269,4 +280,18 @@ def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeyp
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"
     assert con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
-    assert not multiprocessing.active_children()
+    assert _no_workers_left()
+
+
+def test_a_play_worker_that_dies_breaks_the_pool_instead_of_hanging_it(tmp_path):
+    from concurrent.futures.process import BrokenProcessPool
+    model = load_model(paths.AGENT_WEIGHTS)
+    artifacts = Artifacts(tmp_path, model.onnx_source())
+    artifacts.onnx_fp32()
+    with pytest.raises(BrokenProcessPool):
+        with PlayPool(2, paths.AGENT_WEIGHTS, artifacts, "ort-cpu-fp32", 0, {}) as pool:
+            episodes = pool.play([1000, 1001, 1002, 1003], None)  # whole games: long enough to be killed in
+            next(episodes)
+            pool.processes()[0].kill()
+            list(episodes)
+    assert _no_workers_left()
