@@ -200,6 +200,10 @@ def tf32_text(details: dict, t) -> str:
         return t("tf32_cpu")
     if isinstance(tf32, str) and tf32.startswith("off"):  # TensorRT 10: BuilderFlag.TF32 cleared
         return t("tf32_off") + " (BuilderFlag.TF32)"
+    if isinstance(tf32, str) and tf32.startswith("strongly typed"):  # TensorRT 11: the ONNX's types decide
+        return t("tf32_typed")
+    if isinstance(tf32, str) and "default" in tf32:
+        return t("tf32_default")
     if isinstance(tf32, str) and tf32:
         return tf32
     return t("none")

@@ -180,4 +180,6 @@ def test_each_runtimes_tf32_state_is_shown_in_the_readers_language():
     assert tf32_text({"tf32": {"use_tf32": "1"}}, en) == "on (use_tf32=1)"
     assert tf32_text({"tf32": "off (BuilderFlag.TF32 cleared)"}, en) == "off (BuilderFlag.TF32)"
     assert tf32_text({"tf32": "not applicable (CPU)"}, zh) == "不適用（CPU）"
+    assert tf32_text({"tf32": "strongly typed network: the ONNX's types decide"}, zh) == zh("tf32_typed")
+    assert tf32_text({"tf32": "TensorRT default"}, zh) == zh("tf32_default")
     assert tf32_text({}, en) == en("none")
