@@ -18,7 +18,8 @@ class CleanGroup(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as e:
-            click.echo(f"Error: {e}", err=True)
+            for line in str(e).splitlines() or [""]:
+                click.echo(f"Error: {line}", err=True)
             sys.exit(2)
 
 
@@ -70,28 +71,29 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
               help="A PyTorch state dict (.pt) or ONNX file (.onnx) of the Q-network; default: the shipped agent.")
 @click.option("--runtimes", "runtime_list", default=None,
               help="Comma-separated runtime ids (see --list-runtimes); default: every one.")
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="DuckDB file to write; default data/<label>.duckdb.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="DuckDB file to write; default ./data/<label>.duckdb.")
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
-@click.option("--label", default=None, help="Name of this machine in the report; default <host>-<gpu or cpu>.")
+@click.option("--label", default=None,
+              help="Name of this machine in the report, in any script; default <host>-<gpu or cpu>.")
 @click.option("--device", "cuda_device", default="cuda:0", show_default=True, help="CUDA device for GPU runtimes.")
 @click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for exported models and engines; default artifacts/<label>/.")
+              help="Folder for exported models and engines; default ./artifacts/<label>/.")
 @click.option("--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 300 latency samples.")
 @click.option("--play-workers", type=click.IntRange(1, 64), default=None,
               help="Processes playing each runtime's episodes (same results, less wall time); "
                    "default: half the cores (at most 8) for GPU runtimes, 1 for CPU runtimes.")
-@click.option("--quiet", is_flag=True, help="No progress bars and no closing table.")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, quiet,
             list_runtimes):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
-    from .collect_command import list_runtimes_table, run_collect
-
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
-        from rich.console import Console
-        Console().print(list_runtimes_table(model_path))
+        from .collect_command import list_runtimes_lines
+        click.echo("\n".join(list_runtimes_lines(model_path)))
         return
+    from .collect_command import run_collect
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
                        play_workers=play_workers)
@@ -99,22 +101,28 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
 
 
 @main.command()
-@click.argument("databases", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=paths.ROOT / "site", show_default="site/",
-              help="Folder to write the site into (replaced on every build).")
+@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
+              help="Folder to write the site into (replaced as a whole, only once every page is written).")
 @click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None,
               help="Gate thresholds (TOML); default: site_gen/gates.toml.")
-def build(databases, out, gates_path):
-    """Build the bilingual static report site from collect runs' DuckDB files (default: every data/*.duckdb)."""
+@click.option("--allow-invalid", is_flag=True,
+              help="Publish files whose raw rows fail validation, marked invalid, without their bad rows "
+                   "and without verdicts (default: refuse them).")
+def build(inputs, out, gates_path, allow_invalid):
+    """Build the bilingual static report site from collect runs' DuckDB files.
+
+    INPUTS are DuckDB files or folders (every *.duckdb inside); default: ./data.
+    """
     import time
 
-    from site_gen.build import build_site
+    from site_gen.build import build_site, find_inputs
 
     if gates_path is not None and not gates_path.is_file():
         raise UserError(f"gates file not found: {gates_path}")
-    dbs = list(databases) or sorted(paths.DATA.glob("*.duckdb"))
+    dbs = find_inputs(list(inputs) or [Path("data")])
     start = time.perf_counter()
-    pages = build_site(dbs, out, gates_path)
+    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid)
     click.echo(f"built {len(pages)} pages from {len(dbs)} file(s) into {out} in {time.perf_counter() - start:.1f} s; "
                f"open {out / 'index.html'}")
 

@@ -1,44 +1,63 @@
-"""Glue between the CLI and the Collector: input checks, the output file, progress, Ctrl-C."""
+"""Glue between the CLI and the Collector: input checks, the output file, progress, stop signals."""
 from __future__ import annotations
 
-import os
+import shutil
+import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+import click
+
+from rtreport.labels import check_label, slug
 
 from . import paths
 from .artifacts import Artifacts
-from .collector import FULL, QUICK, Collector, default_label, new_run_id, sanitize_label
+from .collector import FULL, QUICK, Collector, default_label, new_run_id
 from .errors import UserError
+from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
+from .outfile import OutputFile
+from .progress import Bars, Lines, Silent
 from .runtimes import all_runtimes
 from .store import RunStore
-from .summary import summary_table
+from .summary import grouped_reasons, summary_lines
 
 
-def list_runtimes_table(model_path) -> Table:
+def _width() -> int:
+    return max(60, min(100, shutil.get_terminal_size((80, 24)).columns))
+
+
+def list_runtimes_lines(model_path) -> list[str]:
     model = load_model(model_path or paths.AGENT_WEIGHTS)
-    table = Table(title="Runtimes rtreport knows")
-    for col in ("id", "runtime", "on this machine"):
-        table.add_column(col)
+    ready, not_here = [], []
     for spec in all_runtimes():
         reason = spec.unavailable_reason(model)
-        table.add_row(spec.info.runtime_id, spec.info.title, "yes" if reason is None else f"no: {reason}")
-    return table
+        if reason is None:
+            ready.append(f"  {spec.info.runtime_id:<24} {spec.info.title}")
+        else:
+            not_here.append((spec.info.runtime_id, reason))
+    lines = ["runs on this machine:"] + (ready or ["  (none)"])
+    if not_here:
+        lines += ["does not run here:"] + grouped_reasons(not_here, _width())
+    return lines
 
 
-def _check_out(out: Path, overwrite: bool) -> None:
-    if out.exists() and out.is_dir():
-        raise UserError(f"--out {out} is a folder; give a file name")
-    if out.exists() and not overwrite:
-        raise UserError(f"{out} already exists; pass --overwrite to replace it, or choose another --out")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"cannot write {out}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UserError(f"cannot write {out}: folder {parent} is not writable")
+def reference_notice(reference: str | None, available: list[str], requested: list[str], reasons: dict) -> str:
+    """What collect says at the start about the reference (the report says the same from the file)."""
+    if reference is None:
+        return ("no reference: neither PyTorch FP32 nor ONNX Runtime FP32 is measured in this run, so no runtime "
+                "can be judged (no verdicts)")
+    if len(available) == 1:
+        return f"reference: {reference}, the only runtime measured here, so there is nothing to judge (no verdicts)"
+    if reference.startswith("torch-"):
+        return f"reference: {reference} (PyTorch FP32)"
+    torch_why = []
+    for rid in ("torch-cuda-fp32", "torch-cpu-fp32"):
+        if rid not in requested:
+            torch_why.append(f"{rid} is not among --runtimes")
+        elif reasons.get(rid):
+            torch_why.append(f"{rid}: {reasons[rid]}")
+    return (f"reference: {reference} instead of PyTorch FP32 ({'; '.join(torch_why)}); verdicts in this run "
+            f"compare against ONNX Runtime, not PyTorch")
 
 
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
@@ -46,46 +65,73 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     known = [s.info.runtime_id for s in all_runtimes()]
     runtime_ids = None
-    if runtime_list:
-        runtime_ids = [r.strip() for r in runtime_list.split(",") if r.strip()]
+    if runtime_list is not None:
+        runtime_ids = list(dict.fromkeys(r.strip() for r in runtime_list.split(",") if r.strip()))
         unknown = [r for r in runtime_ids if r not in known]
         if unknown or not runtime_ids:
             raise UserError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
-    label = sanitize_label(label) if label else default_label(cuda_index)
-    out = Path(out) if out else paths.DATA / f"{label}.duckdb"
-    _check_out(out, overwrite)
-    if out.exists():
-        out.unlink()
-    artifacts_dir = Path(artifacts) if artifacts else paths.ROOT / "artifacts" / label
-    console = Console(stderr=True, quiet=quiet)
-    try:
-        store = RunStore(out, new_run_id())
-    except Exception as e:
-        raise UserError(f"cannot create {out}: {e}") from None
-    progress = None if quiet else Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                           TimeElapsedColumn(), console=console, transient=True)
-    collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), QUICK if quick else FULL,
-                          runtime_ids, cuda_index, label, progress, play_workers)
-    try:
-        if progress:
-            progress.start()
-        collector.run()
-    except KeyboardInterrupt:
-        if progress:
-            progress.stop()
-        store.finish_run("incomplete", f"interrupted (Ctrl-C) during {collector.phase}")
-        store.close()
-        Console(stderr=True).print(f"interrupted: {out} keeps what completed and is marked incomplete")
-        return 130
-    finally:
-        if progress:
-            progress.stop()
-    if not quiet:
-        reference = store.con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
-        table, notes = summary_table(store.con, store.run_id, reference, [s.info.runtime_id for s in all_runtimes()])
-        Console().print(table)
-        for line in notes:
-            Console().print(f"  {line}", markup=False, highlight=False)
-    store.close()
-    console.print(f"wrote {out}")
-    return 0
+    label = check_label(label) if label else default_label(cuda_index)
+    if out is None:
+        out = Path("data") / f"{slug(label)}.duckdb"
+        out.parent.mkdir(exist_ok=True)
+    out = Path(out)
+    artifacts_dir = Path(artifacts) if artifacts else Path("artifacts") / slug(label)
+    def say(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    with OutputFile(out, overwrite) as target:
+        store = RunStore(target.partial, new_run_id())
+        if quiet:
+            ui = Silent()
+        elif sys.stderr.isatty():
+            from rich.console import Console
+            ui = Bars(Console(stderr=True))
+        else:
+            ui = Lines(say)
+        collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), QUICK if quick else FULL,
+                              runtime_ids, cuda_index, label, ui, play_workers)
+        available = [rid for rid, r in collector.reasons.items() if r is None]
+        if not available:
+            store.close()
+            target.partial.unlink(missing_ok=True)
+            raise UserError("nothing to measure: no requested runtime can run on this machine ("
+                            + "; ".join(f"{rid}: {r}" for rid, r in collector.reasons.items())[:600]
+                            + "); see rtreport collect --list-runtimes")
+        for stale in target.stale_partials():
+            say(f"note: {stale} holds an earlier run to {out.name} that stopped unexpectedly; "
+                f"rtreport build {stale} shows what it measured")
+        say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run ends)")
+        say(reference_notice(collector.reference, available, [s.info.runtime_id for s in collector.specs],
+                             collector.reasons))
+        code, message, error = 0, None, None
+        with stop_signals_raise():
+            try:
+                ui.start()
+                collector.run()
+            except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP (interrupts.Interrupted)
+                hold()  # stopping already: a second signal must not cut the clean-up
+                name = getattr(e, "signal_name", "SIGINT")
+                code = getattr(e, "exit_code", 130)
+                message = f"stopped by {name} during {collector.where()}"
+                store.finish_run("incomplete", message)
+            except Exception as e:  # a fault outside any one runtime: keep what was measured
+                hold()
+                code = 1
+                first = (str(e).strip().splitlines() or [""])[0][:300]
+                store.finish_run("incomplete", f"failed during {collector.where()}: {type(e).__name__}: {first}")
+                error = f"collect failed during {collector.where()}: {type(e).__name__}: {first}"
+            finally:
+                ui.stop()
+            if code == 0 and not quiet:
+                reference = store.con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
+                click.echo("\n".join(summary_lines(store.con, store.run_id, reference, known, _width())))
+            store.close()
+            where = target.commit()
+        if message:
+            click.echo(f"{message}: {where} keeps every phase that completed and is marked incomplete", err=True)
+        if error:
+            click.echo(f"Error: {error}; {where} keeps what was measured and is marked incomplete", err=True)
+        elif code == 0:
+            say(f"wrote {where}")
+    return code

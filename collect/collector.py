@@ -1,7 +1,6 @@
 """``rtreport collect``: every runtime this machine can run, through the whole protocol, into one DuckDB file."""
 from __future__ import annotations
 
-import re
 import socket
 import uuid
 from dataclasses import asdict, dataclass
@@ -17,6 +16,7 @@ from .paths import FIXED_STATES, ROOT
 from .play_pool import PlayPool, auto_workers
 from .protocol import EVAL_EPSILON, make_eval_env, protocol_settings
 from .runners.base import RuntimeUnavailable
+from .progress import Silent
 from .runtimes import RuntimeSpec, all_runtimes, reference_runtime_id
 from .store import RunStore
 
@@ -40,13 +40,12 @@ QUICK = Profile("quick", num_states=8, num_seeds=2, episode_step_cap=150, latenc
 
 
 def default_label(cuda_index: int = 0) -> str:
+    """<host>-<gpu or cpu>, in the slug's spelling (it names the default file too)."""
     import torch
+
+    from rtreport.labels import slug
     gpu = torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else "cpu"
-    return sanitize_label(f"{socket.gethostname()}-{gpu}")
-
-
-def sanitize_label(label: str) -> str:
-    return re.sub(r"[^a-z0-9_.-]+", "-", label.lower()).strip("-.") or "run"
+    return slug(f"{socket.gethostname()}-{gpu}")
 
 
 class Collector:
@@ -59,18 +58,20 @@ class Collector:
         self.cuda_index, self.label = cuda_index, label
         specs = all_runtimes()
         self.specs = [s for s in specs if runtime_ids is None or s.info.runtime_id in runtime_ids]
-        self.ui = ui
+        self.ui = ui or Silent()
+        # Which runtimes can run here, and so which one is the reference, is known before anything is measured.
+        self.reasons = {s.info.runtime_id: s.unavailable_reason(self.model) for s in self.specs}
+        self.reference = reference_runtime_id([rid for rid, r in self.reasons.items() if r is None])
         states = np.load(FIXED_STATES)
         self.states = states[: profile.num_states] if profile.num_states else states
         seeds = load_seeds()["evaluation"]
         self.seeds = seeds[: profile.num_seeds] if profile.num_seeds else seeds
-        self.phase = "starting"
+        self.phase, self.runtime_id = "starting", None
         self.play_workers = {s.info.runtime_id: play_workers or auto_workers(s.info.device, len(self.seeds))
                              for s in self.specs}
 
     def run(self) -> None:
-        reasons = {s.info.runtime_id: s.unavailable_reason(self.model) for s in self.specs}
-        reference = reference_runtime_id([rid for rid, r in reasons.items() if r is None])
+        reasons, reference = self.reasons, self.reference
         machine = provenance.machine(self.cuda_index)
         from .runners.torch_runner import tf32_state
         self.store.start_run({
@@ -95,6 +96,10 @@ class Collector:
             self._measure_runtime(spec)
         self.store.finish_run("complete")
 
+    def where(self) -> str:
+        """Where the run is, in words (e.g. for an interrupted run's status)."""
+        return f"{self.phase} of {self.runtime_id}" if self.runtime_id else self.phase
+
     def _record(self, spec: RuntimeSpec, status: str, reason: str | None = None, runner=None) -> None:
         info = spec.info
         fields = dict(title=info.title, framework=info.framework, device=info.device, precision=info.precision,
@@ -112,9 +117,11 @@ class Collector:
         rid = spec.info.runtime_id
         runner = None
         try:
-            self.phase = f"prepare {rid}"
+            self.runtime_id, self.phase = rid, "prepare"
             runner = spec.make(self.model, self.artifacts, self.cuda_index)
-            runner.prepare()
+            with self.ui.phase(f"{rid}: prepare", 1) as tick:
+                runner.prepare()
+                tick(1)
             self._record(spec, "available", runner=runner)
             self._phases(rid, runner)
         except RuntimeUnavailable as e:
@@ -134,12 +141,12 @@ class Collector:
         p = self.profile
         ui = self.ui
         self.phase = "decision latency"
-        with _task(ui, f"{rid}: decision latency", p.latency_samples) as tick:
+        with ui.phase(f"{rid}: decision latency", p.latency_samples) as tick:
             seconds = measure.decision_latency(runner, self.states, p.latency_warmup, p.latency_samples, tick)
         self.store.add_latency(rid, "decision", 1, seconds)
 
         self.phase = "batch sweep"
-        with _task(ui, f"{rid}: batch sweep", len(p.batch_sizes)) as tick:
+        with ui.phase(f"{rid}: batch sweep", len(p.batch_sizes)) as tick:
             for b in p.batch_sizes:
                 if runner.fixed_batch is not None and b != runner.fixed_batch:
                     tick(1)
@@ -149,13 +156,14 @@ class Collector:
                 tick(1)
 
         self.phase = "fixed states"
-        q = measure.state_q_values(runner, self.states)
+        with ui.phase(f"{rid}: fixed states", len(self.states)) as tick:
+            q = measure.state_q_values(runner, self.states)
+            tick(len(self.states))
         self.store.add_state_q(rid, q, q.argmax(axis=1))
 
         self.phase = "play"
         workers = self.play_workers[rid]
-        with _task(ui, f"{rid}: play {len(self.seeds)} episodes" + (f" ({workers} processes)" if workers > 1 else ""),
-                   len(self.seeds)) as tick:
+        with ui.phase(f"{rid}: play" + (f" ({workers} processes)" if workers > 1 else ""), len(self.seeds)) as tick:
             if workers > 1:
                 with PlayPool(workers, self.model.path, self.artifacts, rid, self.cuda_index,
                               runner.worker_args()) as pool:
@@ -171,23 +179,6 @@ class Collector:
                     tick(1)
             finally:
                 env.close()
-
-
-class _task:
-    """A progress bar for one phase, or nothing when quiet."""
-
-    def __init__(self, ui, description: str, total: int):
-        self.ui, self.description, self.total = ui, description, total
-
-    def __enter__(self):
-        if self.ui is None:
-            return lambda n: None
-        self.task = self.ui.add_task(self.description, total=self.total)
-        return lambda n: self.ui.advance(self.task, n)
-
-    def __exit__(self, *exc):
-        if self.ui is not None:
-            self.ui.update(self.task, completed=self.total)
 
 
 def _shown_path(path: Path) -> str:

@@ -1,2 +1,1 @@
-class UserError(Exception):
-    """Bad input from the user: the CLI reports it as one line (exit 2), never as a traceback."""
+from rtreport.errors import UserError  # noqa: F401  (one class for the whole CLI)

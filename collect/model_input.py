@@ -4,6 +4,7 @@ Validation happens here, before any runtime starts, so bad input is one clear li
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,13 +46,30 @@ def load_model(path: Path) -> ModelSource:
     return source
 
 
+SAVE_HINT = "save the weights with torch.save(model.state_dict(), 'model.pt')"
+
+
 def _load_torch(path: Path) -> ModelSource:
+    import pickle
+
     import torch
 
+    head = _head(path)
+    if not head:
+        raise UserError(f"{path} is empty (0 bytes), not a PyTorch checkpoint; {SAVE_HINT}")
+    if not (head.startswith(b"PK\x03\x04") or head.startswith(b"\x80")):  # torch.save's zip, or a legacy pickle
+        kind = "a text file" if _is_text(head) else "not a PyTorch checkpoint (neither torch.save's zip nor a pickle)"
+        raise UserError(f"{path} is {kind}; rtreport needs a state dict of its Q-network: {SAVE_HINT}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # corrupt, truncated, not a torch file, or pickled code we refuse to run
-        raise UserError(f"cannot read {path} as a PyTorch checkpoint: {type(e).__name__}: {_first_line(e)}") from None
+    except pickle.UnpicklingError as e:
+        found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(e))
+        what = f"a pickled {found.group(1)}" if found else "pickled Python objects"
+        raise UserError(f"{path} holds {what} (e.g. a whole model saved with torch.save(model)), which rtreport does "
+                        f"not unpickle because that can run code; {SAVE_HINT}") from None
+    except Exception as e:  # a torn or truncated archive, a damaged pickle
+        raise UserError(f"{path} is damaged or truncated: PyTorch cannot read it ({type(e).__name__}"
+                        f"{': ' + _first_line(e)[:120] if _first_line(e) else ''}); {SAVE_HINT}") from None
     if isinstance(obj, dict) and not any(hasattr(v, "shape") for v in obj.values()):
         obj = obj.get("state_dict") or obj.get("model") or obj
     if not isinstance(obj, dict) or "network.0.weight" not in obj or "network.13.weight" not in obj:
@@ -71,11 +89,14 @@ def _load_torch(path: Path) -> ModelSource:
 def _load_onnx(path: Path) -> ModelSource:
     import onnx
 
+    if not _head(path):
+        raise UserError(f"{path} is empty (0 bytes), not an ONNX model")
     try:
         model = onnx.load(str(path))
         onnx.checker.check_model(model)
     except Exception as e:
-        raise UserError(f"cannot read {path} as an ONNX model: {type(e).__name__}: {_first_line(e)}") from None
+        raise UserError(f"cannot read {path} as an ONNX model (damaged, truncated or not ONNX): "
+                        f"{type(e).__name__}: {_first_line(e)}") from None
     inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     if len(inputs) != 1 or len(model.graph.output) != 1:
         raise UserError(f"{path}: expected one input and one output, found {len(inputs)} and {len(model.graph.output)}")
@@ -97,6 +118,22 @@ def _actions_by_running(path: Path) -> int:
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     out = session.run(None, {session.get_inputs()[0].name: np.zeros((1, *OBSERVATION_SHAPE), np.uint8)})[0]
     return out.shape[-1]
+
+
+def _head(path: Path, n: int = 512) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError as e:
+        raise UserError(f"cannot read {path}: {e.strerror or type(e).__name__}") from None
+
+
+def _is_text(head: bytes) -> bool:
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c.isprintable() or c in "\r\n\t" for c in text)
 
 
 def _first_line(e: Exception) -> str:

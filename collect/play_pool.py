@@ -6,8 +6,8 @@ seeds in parallel must give exactly what playing them one after another gives
 the artifacts the main process already made (the same ONNX files, the same TensorRT engine),
 rather than building its own.
 
-Workers ignore Ctrl-C: the main process is interrupted, stops the pool and keeps every episode it
-has already stored. A worker that dies (a crash in a runtime's native code, the kernel's OOM killer)
+Workers ignore Ctrl-C, SIGTERM and SIGHUP: the main process is interrupted, stops the pool and keeps
+every episode it has already stored. A worker that dies (a crash in a runtime's native code, the kernel's OOM killer)
 breaks the pool: the episodes still owed raise ``BrokenProcessPool``, so the runtime is recorded
 as failed instead of the run waiting forever.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 from concurrent.futures import ProcessPoolExecutor
 
 _worker: dict = {}
@@ -34,7 +33,8 @@ def auto_workers(device: str, num_seeds: int) -> int:
 
 
 def _init(model_path, artifacts_folder, made, runtime_id, cuda_index, worker_args):
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from .interrupts import ignore_stop_signals
+    ignore_stop_signals()
     try:
         from .artifacts import Artifacts
         from .model_input import load_model
@@ -92,6 +92,6 @@ class PlayPool:
         processes = list({p.pid: p for p in [*getattr(self, "_started", []), *self.processes()]}.values())
         self.executor.shutdown(wait=False, cancel_futures=True)
         for process in processes:
-            process.terminate()
+            process.kill()  # workers ignore the stop signals: the main process stops them
         for process in processes:
             process.join(timeout=10)

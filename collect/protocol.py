@@ -73,12 +73,19 @@ def ale_seed(episode_seed: int) -> int:
     return int(np.array(seed, dtype=np.uint32).view(np.int32))
 
 
+def quiet_emulator() -> None:
+    """No ALE/Stella banner on stderr: the emulator logs errors only."""
+    import ale_py
+    ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
+
+
 def make_eval_env():
     """The single-game environment used for fixed states and play (gymnasium + ale-py)."""
     import ale_py
     import gymnasium as gym
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
+    quiet_emulator()
     gym.register_envs(ale_py)
     env = gym.make(
         GYM_ID,
@@ -109,6 +116,7 @@ def make_train_vector_env(num_envs: int, num_threads: int = 0):
     """
     from ale_py.vector_env import AtariVectorEnv
 
+    quiet_emulator()
     return AtariVectorEnv(
         GAME,
         num_envs,

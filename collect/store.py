@@ -12,6 +12,8 @@ from pathlib import Path
 
 import duckdb
 
+from . import interrupts
+
 SCHEMA_VERSION = 1
 APPLICATION = "rtreport"
 
@@ -58,15 +60,20 @@ def now() -> datetime:
 
 
 class RunStore:
-    """Writes one run into a new DuckDB file."""
+    """Writes one run into a new DuckDB file. Each write is one transaction, held together against stop
+    signals (``interrupts.hold``/``release``), so an interrupted run's file holds whole phases only."""
 
     def __init__(self, path: Path, run_id: str):
         self.path = Path(path)
         self.run_id = run_id
         self.con = duckdb.connect(str(self.path))
-        self.con.execute(SCHEMA)
-        self.con.executemany("INSERT INTO meta VALUES (?, ?)",
-                             [("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION))])
+        with self._write():
+            self.con.execute(SCHEMA)
+            self.con.executemany("INSERT INTO meta VALUES (?, ?)",
+                                 [("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION))])
+
+    def _write(self):
+        return _Transaction(self.con)
 
     def start_run(self, row: dict) -> None:
         row = {**row, "run_id": self.run_id, "started_at": now(), "status": "running"}
@@ -74,11 +81,13 @@ class RunStore:
             if key in row and not isinstance(row[key], str):
                 row[key] = json.dumps(row[key], sort_keys=True)
         cols = ", ".join(row)
-        self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+        with self._write():
+            self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
 
     def update_run(self, **fields) -> None:
         sets = ", ".join(f"{k} = ?" for k in fields)
-        self.con.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", [*fields.values(), self.run_id])
+        with self._write():
+            self.con.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", [*fields.values(), self.run_id])
 
     def finish_run(self, status: str, detail: str | None = None) -> None:
         self.update_run(status=status, status_detail=detail, finished_at=now())
@@ -87,30 +96,50 @@ class RunStore:
         """Insert or replace a runtime's row (its status moves as the run goes on)."""
         if "details" in fields and not isinstance(fields["details"], str):
             fields["details"] = json.dumps(fields["details"], sort_keys=True, default=str)
-        self.con.execute("DELETE FROM runtimes WHERE run_id = ? AND runtime_id = ?", [self.run_id, runtime_id])
         row = {"run_id": self.run_id, "runtime_id": runtime_id, **fields}
-        self.con.execute(f"INSERT INTO runtimes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                         list(row.values()))
+        with self._write():
+            self.con.execute("DELETE FROM runtimes WHERE run_id = ? AND runtime_id = ?", [self.run_id, runtime_id])
+            self.con.execute(f"INSERT INTO runtimes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                             list(row.values()))
 
     def add_latency(self, runtime_id: str, kind: str, batch_size: int, seconds: list[float]) -> None:
-        self.con.execute(
-            "INSERT INTO latency SELECT ?, ?, ?, ?, UNNEST(range(len(s))), UNNEST(s) FROM (SELECT ?::DOUBLE[] AS s)",
-            [self.run_id, runtime_id, kind, batch_size, seconds])
+        with self._write():
+            self.con.execute(
+                "INSERT INTO latency SELECT ?, ?, ?, ?, UNNEST(range(len(s))), UNNEST(s) FROM (SELECT ?::DOUBLE[] AS s)",
+                [self.run_id, runtime_id, kind, batch_size, seconds])
 
     def add_state_q(self, runtime_id: str, q_values, actions) -> None:
-        self.con.executemany("INSERT INTO state_q VALUES (?, ?, ?, ?, ?)",
-                             [[self.run_id, runtime_id, i, [float(v) for v in q], int(a)]
-                              for i, (q, a) in enumerate(zip(q_values, actions))])
+        with self._write():
+            self.con.executemany("INSERT INTO state_q VALUES (?, ?, ?, ?, ?)",
+                                 [[self.run_id, runtime_id, i, [float(v) for v in q], int(a)]
+                                  for i, (q, a) in enumerate(zip(q_values, actions))])
 
     def add_episode(self, runtime_id: str, episode, step_cap: int | None, seconds: float) -> None:
-        self.con.execute("BEGIN")
-        self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         [self.run_id, runtime_id, episode.seed, episode.score, episode.steps, episode.truncated,
-                          step_cap, seconds])
-        self.con.execute(
-            "INSERT INTO actions SELECT ?, ?, ?, UNNEST(range(len(a))), UNNEST(a) FROM (SELECT ?::TINYINT[] AS a)",
-            [self.run_id, runtime_id, episode.seed, episode.actions])
-        self.con.execute("COMMIT")
+        with self._write():
+            self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             [self.run_id, runtime_id, episode.seed, episode.score, episode.steps, episode.truncated,
+                              step_cap, seconds])
+            self.con.execute(
+                "INSERT INTO actions SELECT ?, ?, ?, UNNEST(range(len(a))), UNNEST(a) FROM (SELECT ?::TINYINT[] AS a)",
+                [self.run_id, runtime_id, episode.seed, episode.actions])
 
     def close(self) -> None:
         self.con.close()
+
+
+class _Transaction:
+    """One write: a DuckDB transaction that a stop signal cannot cut in half."""
+
+    def __init__(self, con):
+        self.con = con
+
+    def __enter__(self):
+        interrupts.hold()
+        self.con.execute("BEGIN TRANSACTION")
+        return self.con
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        finally:
+            interrupts.release()  # a stop signal held during the write is raised now

@@ -1,37 +1,67 @@
-"""The closing terminal table of ``rtreport collect``: a first look, read back from the file just written."""
+"""The closing terminal summary of ``rtreport collect`` and the ``--list-runtimes`` listing: plain text
+that fits 80 columns without cutting a number, runtimes that did not run grouped by reason."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
-from rich.table import Table
 
 from site_gen.stats import max_abs_difference, percentile, same_action_count
 
+COLUMNS = [("runtime", 23, "<"), ("P50 ms", 8, ">"), ("P95 ms", 8, ">"), ("same", 7, ">"),
+           ("max |ΔQ|", 9, ">"), ("mean score", 14, ">")]
 
-def summary_table(con, run_id: str, reference: str | None, order: list[str]) -> tuple[Table, list[str]]:
-    """The table, and one line per runtime that did not run (with its reason)."""
-    table = Table(title=f"first look; reference {reference or '—'} (rtreport build derives the full statistics)")
-    notes = []
-    for col in ("runtime", "status", "P50 ms", "P95 ms", "same act.", "max |ΔQ|", "mean score"):
-        table.add_column(col, justify="left" if col in ("runtime", "status") else "right", no_wrap=col in ("runtime", "status"))
+
+def _row(cells) -> str:
+    return " ".join(f"{c:{align}{width}}" for c, (_, width, align) in zip(cells, COLUMNS)).rstrip()
+
+
+def grouped_reasons(rows, width: int = 80) -> list[str]:
+    """``rows``: (runtime id, reason). One wrapped line group per distinct reason, naming its runtimes."""
+    by_reason: dict[str, list[str]] = {}
+    for rid, reason in rows:
+        by_reason.setdefault(reason or "no reason recorded", []).append(rid)
+    lines = []
+    for reason, ids in by_reason.items():
+        text = f"{', '.join(ids)}: {reason}"
+        lines += textwrap.wrap(text, width=width, initial_indent="  - ", subsequent_indent="    ",
+                               break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+def summary_lines(con, run_id: str, reference: str | None, order: list[str], width: int = 80) -> list[str]:
+    """A first look at the file just written (rtreport build derives the full statistics)."""
+    rows = con.execute("SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()
+    rows.sort(key=lambda r: order.index(r[0]) if r[0] in order else len(order))
     ref_q = _state_q(con, run_id, reference) if reference else None
-    rows = con.execute("SELECT runtime_id, title, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()
-    for rid, title, status, reason in sorted(rows, key=lambda r: order.index(r[0]) if r[0] in order else len(order)):
-        if status != "available":
-            notes.append(f"{title}: {status} — {reason}")
+    lines = [f"first look, reference {reference or 'none'} (rtreport build derives the full statistics)"[:width],
+             _row([c[0] for c in COLUMNS])]
+    measured = [r for r in rows if r[1] != "unavailable"]
+    for rid, status, _ in measured:
         lat = [r[0] for r in con.execute("SELECT seconds FROM latency WHERE run_id = ? AND runtime_id = ? "
                                          "AND kind = 'decision' ORDER BY iteration", [run_id, rid]).fetchall()]
         q = _state_q(con, run_id, rid)
         scores = [r[0] for r in con.execute("SELECT score FROM episodes WHERE run_id = ? AND runtime_id = ?",
                                             [run_id, rid]).fetchall()]
         agree = delta = "—"
-        if ref_q is not None and q is not None and len(q) == len(ref_q):
+        if rid == reference:
+            agree = "ref."
+        elif ref_q is not None and q is not None and len(q) == len(ref_q):
             agree = f"{same_action_count(ref_q.argmax(1), q.argmax(1))}/{len(q)}"
             delta = f"{max_abs_difference(ref_q, q):.2e}"
-        table.add_row(rid, status,
-                      f"{percentile(lat, 50) * 1e3:.3f}" if lat else "—",
-                      f"{percentile(lat, 95) * 1e3:.3f}" if lat else "—",
-                      agree, delta, f"{np.mean(scores):.1f} ({len(scores)})" if scores else "—")
-    return table, notes
+        lines.append(_row([rid,
+                           f"{percentile(lat, 50) * 1e3:.3f}" if lat else "—",
+                           f"{percentile(lat, 95) * 1e3:.3f}" if lat else "—",
+                           agree, delta, f"{np.mean(scores):.1f} ({len(scores)})" if scores else "—"]))
+    failed = [(rid, reason) for rid, status, reason in rows if status == "failed"]
+    if failed:
+        lines.append("failed (kept what they measured before failing):")
+        lines += grouped_reasons(failed, width)
+    unavailable = [(rid, reason) for rid, status, reason in rows if status == "unavailable"]
+    if unavailable:
+        lines.append("not run here:")
+        lines += grouped_reasons(unavailable, width)
+    return lines
 
 
 def _state_q(con, run_id, runtime_id):

@@ -31,6 +31,9 @@ class RunResult:
     runtimes: list[RuntimeResult]
     comparisons: list[dict]   # {candidate, baseline, paired}
     gates: Gates
+    # Why no runtime of this run can be judged: "no-reference" (none chosen), "reference-not-measured"
+    # (its row is missing or it failed or was unavailable), "invalid" (the file failed validation); None: judged.
+    withheld: str | None = None
 
     def runtime(self, runtime_id):
         return next((r for r in self.runtimes if r.rows.runtime_id == runtime_id), None)
@@ -56,6 +59,12 @@ def paired(candidate: RuntimeRows, baseline: RuntimeRows) -> dict | None:
 def analyse(run: RunRows, gates: Gates) -> RunResult:
     reference_id = run.run.get("reference_runtime")
     reference = run.runtime(reference_id)
+    if reference_id is None:
+        withheld = "no-reference"
+    elif reference is None or reference.status != "available":
+        withheld, reference = "reference-not-measured", None
+    else:
+        withheld = "invalid" if run.problems else None
     results = []
     for rt in run.runtimes:
         r = RuntimeResult(rt, rt.runtime_id == reference_id)
@@ -77,7 +86,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
     want_states, want_seeds = settings.get("states"), len(settings.get("seeds", []))
     ref_result = next((r for r in results if r.is_reference), None)
     for r in results:
-        if r.is_reference or r.rows.status != "available":
+        if r.is_reference or r.rows.status != "available" or withheld:
             continue
         agreement = r.agreement if r.agreement and r.agreement["states"] == want_states else None
         pair = r.paired_vs_reference if r.paired_vs_reference and r.paired_vs_reference["n"] == want_seeds else None
@@ -97,5 +106,5 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
             p = paired(c, b)
             if p:
                 comparisons.append({"candidate": c, "baseline": b, "paired": p})
-    return RunResult(run, reference_id, results, comparisons, gates)
+    return RunResult(run, reference_id, results, comparisons, gates, withheld)
 

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import shutil
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from collect.errors import UserError
 from collect.paths import ROOT
+from rtreport.errors import UserError
 
 from .analysis import analyse
 from .charts import cross_hardware_chart, agreement_chart, latency_chart, play_chart, throughput_chart
@@ -58,39 +59,129 @@ CSV_HEADERS = {
 }
 
 
-def _prepare_out(out: Path) -> None:
-    """Only a folder that is empty or was built by rtreport before is replaced."""
-    if out.exists():
-        if not out.is_dir():
-            raise UserError(f"--out {out} is a file, not a folder")
+def find_inputs(items: list[Path]) -> list[Path]:
+    """DuckDB files from files and folders (a folder: every ``*.duckdb`` directly inside it)."""
+    files = []
+    for item in map(Path, items):
+        if item.is_dir():
+            found = sorted(item.glob("*.duckdb"))
+            if not found:
+                raise UserError(f"{item} holds no .duckdb files: run rtreport collect first, or give the files")
+            files += found
+        elif item.exists():
+            files.append(item)
+        elif item == Path("data") and len(items) == 1:
+            raise UserError("no ./data folder here: run rtreport build where rtreport collect wrote data/, "
+                            "or give the DuckDB files or folders to build from")
+        else:
+            raise UserError(f"{item}: no such file or folder")
+    return files
+
+
+def _check_out(out: Path) -> None:
+    """Only a folder that is absent, empty or built by rtreport before may be replaced."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file, not a folder")
+    if out.is_dir():
         entries = [p.name for p in out.iterdir() if p.name != ".gitkeep"]
         if entries and MARKER not in entries:
             raise UserError(f"--out {out} is not empty and was not built by rtreport; choose an empty folder")
-        for p in out.iterdir():
-            if p.name != ".gitkeep":
-                shutil.rmtree(p) if p.is_dir() else p.unlink()
-    out.mkdir(parents=True, exist_ok=True)
+    if not out.parent.is_dir():
+        raise UserError(f"--out {out}: folder {out.parent} does not exist")
 
 
-def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None) -> list[Path]:
+def _swap_in(new: Path, out: Path) -> None:
+    """Replace ``out`` by the finished ``new`` folder: two renames, so a reader never sees half a site."""
+    if (out / ".gitkeep").exists():
+        (new / ".gitkeep").write_bytes((out / ".gitkeep").read_bytes())
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    if out.exists():
+        os.replace(out, old)
+    try:
+        os.replace(new, out)
+    except BaseException:
+        if old.exists():
+            os.replace(old, out)
+        raise
+    if old.exists():
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def load_runs(db_paths: list[Path], allow_invalid: bool = False) -> list:
+    """Every file's run, or one error line per file that cannot be used (all of them, not just the first)."""
+    runs, errors = [], []
+    for path in db_paths:
+        try:
+            runs.append(load_run(Path(path), allow_invalid))
+        except UserError as e:
+            errors.append(str(e))
+    seen: dict[str, Path] = {}
+    for run in runs:
+        rid = run.run["run_id"]
+        if rid in seen:
+            errors.append(f"the same run ({rid}) is given twice: {seen[rid]} and {run.source}; give it once")
+        seen.setdefault(rid, run.source)
+    if errors:
+        raise UserError("\n".join(errors))
+    return runs
+
+
+def display_labels(runs) -> list[str]:
+    """Each run's label as its user typed it; runs that share a label are told apart by date and file."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.run["label"]] = counts.get(run.run["label"], 0) + 1
+    return [run.run["label"] if counts[run.run["label"]] == 1 else
+            f"{run.run['label']} ({str(run.run['started_at'])[:16]}, {run.source.name})" for run in runs]
+
+
+def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
+               allow_invalid: bool = False) -> list[Path]:
+    """Build into a temporary folder beside ``out`` and swap it in once every page is written; on any
+    failure the previous site stays as it was."""
     if not db_paths:
         raise UserError("no DuckDB files to build from (give paths, or run rtreport collect first)")
     try:
         gates = Gates.load(gates_path)
     except (OSError, KeyError, ValueError) as e:
         raise UserError(f"cannot read gates file {gates_path}: {type(e).__name__}: {e}") from None
-    runs = [load_run(Path(p)) for p in sorted(db_paths, key=lambda p: Path(p).name)]
-    results = [analyse(run, gates) for run in runs]
+    out = Path(out)
+    _check_out(out)
+    runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid)
+    tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    doing = {"what": "starting", "source": None}
+    try:
+        for run, label in zip(runs, display_labels(runs)):
+            run.run["display_label"] = label
+        results = []
+        for run in runs:
+            doing.update(what="analysing", source=run.source)
+            results.append(analyse(run, gates))
+        written = _render(results, tmp, gates, gates_path, doing)
+        _swap_in(tmp, out)
+    except UserError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    except Exception as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        source = f" from {doing['source']}" if doing["source"] else ""
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        raise UserError(f"build failed {doing['what']}{source} ({type(e).__name__}: {first}); "
+                        f"the site in {out} is unchanged") from None
+    return [out / p.relative_to(tmp) for p in written]
+
+
+def _render(results, out: Path, gates, gates_path, doing: dict) -> list[Path]:
     taken: set = set()
     slugs = [slugify(res.rows.run["label"], taken) for res in results]
-
-    out = Path(out)
-    _prepare_out(out)
+    out.mkdir(parents=True)
     env = _environment()
     plotly_name, plotly_src = plotly_bundle()
     written = []
 
     def render(template: str, lang: str, rel: str, title: str, has_charts: bool, **ctx) -> None:
+        doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
         t = Translator(lang)
         page = page_frame(lang, rel, title, has_charts)
         html = env.get_template(template).render(t=t, page=page, plotly_file=plotly_name,
@@ -101,15 +192,18 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None) 
 
     for lang, _, _ in LANGUAGES:
         t = Translator(lang)
+        doing["source"] = None
         render("index.html", lang, "", t("site_title"), False, home=home_page(results, slugs, t))
         compare = compare_page(results, slugs, t)
         render("compare.html", lang, "compare", t("compare_heading"), compare["chart"] is not None, compare=compare)
         render("method.html", lang, "method", t("method_heading"), False)
         for res, slug in zip(results, slugs):
+            doing["source"] = res.rows.source
             hw = hardware_page(res, slug, t)
-            render("hardware.html", lang, f"hardware/{slug}", res.rows.run["label"], bool(hw["charts"]), hw=hw)
+            render("hardware.html", lang, f"hardware/{slug}", res.rows.run["display_label"], bool(hw["charts"]), hw=hw)
 
     # Chart data as CSV, language-neutral (runtime ids, raw numbers).
+    doing.update(what="writing the chart data (CSV)", source=None)
     t_en = Translator("en")
     for res, slug in zip(results, slugs):
         for make in (latency_chart, throughput_chart, agreement_chart, play_chart):
@@ -120,12 +214,13 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None) 
     if chart:
         _write(out / "data" / "cross-hardware.csv", _csv(chart.csv_rows, CSV_HEADERS["cross-hardware"]))
 
+    doing["what"] = "copying the assets"
     assets = out / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(plotly_src, assets / plotly_name)
     for name in ("site.css", "rtreport.js"):
         shutil.copyfile(ASSETS / name, assets / name)
     _write(out / "gates.toml", (gates_path or Path(__file__).with_name("gates.toml")).read_text())
-    _write(out / "index.html", env.get_template("root.html").render())
+    _write(out / "index.html", _environment().get_template("root.html").render())
     _write(out / MARKER, "built by rtreport build; this folder is replaced on every build\n")
     return written

@@ -201,7 +201,7 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
     traces, rows, csv = [], [], []
     for i, res in enumerate(have):
         ran = [x for x in res.runtimes if x.latency]
-        label = res.rows.run["label"]
+        label = res.rows.run.get("display_label", res.rows.run["label"])
         traces.append({"type": "bar", "name": label, "x": [x.rows.title for x in ran],
                        "y": [_r(x.latency["p95"]) for x in ran], "marker": {"color": PALETTE[i % len(PALETTE)]}})
         for x in ran:

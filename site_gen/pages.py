@@ -5,10 +5,11 @@ Templates only place these values; nothing is computed in them.
 from __future__ import annotations
 
 import json
-import re
 
 from collect.protocol import ACTION_MEANINGS
 from collect.runtimes import all_runtimes
+
+from rtreport.labels import slug as slug_of
 
 from .analysis import RunResult
 from .charts import Chart, agreement_chart, cross_hardware_chart, latency_chart, play_chart, throughput_chart
@@ -19,7 +20,8 @@ OUTCOME_CSS = {"deployment-worthy": "ok", "not-adopted": "bad", "reference": "re
 
 
 def slugify(label: str, taken: set) -> str:
-    base = re.sub(r"[^a-z0-9]+", "-", str(label).lower()).strip("-")[:60] or "machine"
+    """The label's slug (``rtreport.labels.slug``), made unique among the site's machines."""
+    base = slug_of(label)
     slug, i = base, 2
     while slug in taken:
         slug, i = f"{base}-{i}", i + 1
@@ -77,15 +79,21 @@ def gate_reason(g, t: Translator) -> str:
              value=pct(g.value), threshold=pct(g.threshold, 0))
 
 
-def verdict_cell(r, run_profile: str, t: Translator) -> dict:
+WITHHELD_REASON = {"no-reference": "reason_no_reference", "reference-not-measured": "reason_no_reference",
+                   "invalid": "reason_invalid_file"}
+
+
+def verdict_cell(r, res: RunResult, t: Translator) -> dict:
     """The badge for one runtime on one machine, with its reasons."""
+    run_profile = res.rows.run.get("profile")
     if r.rows.status in ("unavailable", "failed"):
         return {"css": "none", "text": t(f"status_{r.rows.status}"), "title": r.rows.reason or "",
                 "reasons": [r.rows.reason or ""]}
-    if r.is_reference:
+    if r.is_reference and not res.withheld == "reference-not-measured":
         return {"css": "ref", "text": t("outcome_reference"), "title": "", "reasons": [t("reason_reference")]}
     if r.verdict is None:
-        return {"css": "none", "text": t("outcome_no-verdict"), "title": "", "reasons": []}
+        reasons = [t(WITHHELD_REASON[res.withheld])] if res.withheld else []
+        return {"css": "none", "text": t("outcome_no-verdict"), "title": "; ".join(reasons), "reasons": reasons}
     reasons = [gate_reason(g, t) for g in r.verdict.gates]
     outcome = r.verdict.outcome
     if run_profile == "quick":
@@ -116,16 +124,47 @@ def workload_text(res: RunResult, t: Translator) -> str:
              epsilon=res.rows.run.get("eval_epsilon"))
 
 
+def banners(res: RunResult, t: Translator) -> list[str]:
+    """What a reader must know before reading this machine's numbers: how the run ended, what it lacks."""
+    run = res.rows.run
+    out = []
+    if run["status"] == "running":
+        out.append(t("stopped_banner"))
+    elif run["status"] != "complete":
+        out.append(t("partial_banner", status=t(f"status_word_{run['status']}") if run["status"] == "incomplete"
+                     else run["status"], detail=run.get("status_detail") or t("none")))
+    if run.get("profile") == "quick":
+        out.append(t("smoke_banner"))
+    if res.rows.problems:
+        out.append(t("invalid_banner", problems="; ".join(str(p) for p in res.rows.problems)))
+    ref = res.runtime(res.reference_id)
+    if res.withheld == "no-reference":
+        out.append(t("no_reference_banner"))
+    elif res.withheld == "reference-not-measured":
+        out.append(t("reference_failed_banner", ref=res.reference_id,
+                     status=t(f"status_{ref.rows.status}") if ref else t("status_not_run")))
+    elif ref and not res.reference_id.startswith("torch-"):
+        why = "why_onnx_model" if run.get("model_format") == "onnx" else "why_not_measured"
+        out.append(t("other_reference_banner", ref=ref.rows.title, why=t(why)))
+    return out
+
+
+def contents_text(res: RunResult, t: Translator) -> list[str]:
+    """What the file holds, in words (a run cut short or limited to a few runtimes says so plainly)."""
+    measured = [r for r in res.runtimes if r.latency or r.agreement or r.scores]
+    lines = [t("contents_none") if not measured else
+             t("contents", measured=len(measured), listed=len(res.runtimes),
+               ids=", ".join(r.rows.runtime_id for r in measured))]
+    if measured and all(r.is_reference for r in measured) and not res.withheld:
+        lines.append(t("only_reference"))
+    return lines
+
+
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     run = res.rows.run
     ref = res.runtime(res.reference_id)
     ref_title = ref.rows.title if ref else t("none")
-    banners = []
-    if run["status"] != "complete":
-        banners.append(t("partial_banner", status=run["status"], detail=run.get("status_detail") or t("none")))
-    if run.get("profile") == "quick":
-        banners.append(t("smoke_banner"))
-    charts = {}
+    charts = {"latency": None, "throughput": None, "agreement": None, "play": None}
     for make in (latency_chart, throughput_chart, agreement_chart, play_chart):
         chart = make(res, t)
         if chart:
@@ -152,13 +191,14 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                 part = p["first_divergence"][i] if i < len(p["first_divergence"]) else None
                 row.append(t("identical_episode") if part is None else str(part))
             divergence_rows.append(row)
-    verdicts = [{"title": r.rows.title, "cell": (cell := verdict_cell(r, run.get("profile"), t)),
+    verdicts = [{"title": r.rows.title, "cell": (cell := verdict_cell(r, res, t)),
                  "reasons": cell["reasons"]} for r in res.runtimes]
     lat_n = max((r.latency["n"] for r in res.runtimes if r.latency), default=0)
     provenance = [(t("prov_label"), run["label"]), (t("prov_run"), run["run_id"]),
                   (t("prov_started"), str(run["started_at"])[:19]),
                   (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
-                  (t("prov_status"), run["status"]), (t("prov_profile"), run.get("profile")),
+                  (t("prov_status"), t(f"status_word_{run['status']}") if run["status"] in
+                   ("running", "incomplete", "complete") else run["status"]), (t("prov_profile"), run.get("profile")),
                   (t("prov_host"), run.get("host")), (t("prov_os"), run.get("os")),
                   (t("prov_cpu"), f"{run.get('cpu')} ({run.get('cpu_count')})"),
                   (t("prov_gpu"), run.get("gpu_name") or t("none")), (t("prov_driver"), run.get("gpu_driver") or t("none")),
@@ -171,7 +211,8 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                   (t("prov_tf32"), json.dumps(run.get("torch_tf32_reference"), sort_keys=True)),
                   (t("prov_source"), res.rows.source.name)]
     return {
-        "heading": t("hardware_heading", label=run["label"]), "banners": banners, "scope": scope_text(res, t),
+        "heading": t("hardware_heading", label=run.get("display_label", run["label"])), "banners": banners(res, t),
+        "contents": contents_text(res, t), "scope": scope_text(res, t),
         "verdicts": verdicts, "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
         "agreement_intro": t("agreement_intro", states=run.get("settings", {}).get("states", "?"), ref=ref_title),
@@ -213,15 +254,15 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
     known = [s.info.runtime_id for s in all_runtimes()]
     seen = {r.rows.runtime_id: r.rows.title for res in results for r in res.runtimes}
     order = [rid for rid in known if rid in seen] + sorted(rid for rid in seen if rid not in known)
-    machines = [{"label": res.rows.run["label"], "href": f"hardware/{slug}/index.html",
-                 "link_text": t("open_machine", label=res.rows.run["label"]),
+    machines = [{"label": _label(res), "href": f"hardware/{slug}/index.html",
+                 "link_text": t("open_machine", label=_label(res)),
                  "description": machine_description(res)} for res, slug in zip(results, slugs)]
     matrix = []
     for rid in order:
         cells = []
         for res in results:
             r = res.runtime(rid)
-            cells.append(verdict_cell(r, res.rows.run.get("profile"), t) if r else
+            cells.append(verdict_cell(r, res, t) if r else
                          {"css": "none", "text": t("status_not_run"), "title": "", "reasons": []})
         matrix.append({"title": seen[rid], "cells": cells})
     facts = []
@@ -237,5 +278,9 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
 def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
     chart = cross_hardware_chart(results, t)
     return {"chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
-            "machines": [{"href": f"../hardware/{slug}/index.html", "link_text": t("open_machine", label=res.rows.run["label"]),
+            "machines": [{"href": f"../hardware/{slug}/index.html", "link_text": t("open_machine", label=_label(res)),
                           "description": machine_description(res)} for res, slug in zip(results, slugs)]}
+
+
+def _label(res: RunResult) -> str:
+    return res.rows.run.get("display_label", res.rows.run["label"])

@@ -101,7 +101,7 @@ def test_list_runtimes_says_why_not():
     assert result.exit_code == 0
     for spec in all_runtimes():
         assert spec.info.runtime_id in result.output
-    assert "no:" in result.output
+    assert "does not run here:" in result.output
 
 
 # -- bad input: one clear line, exit status 2, no traceback ----------------------------------------
@@ -120,9 +120,9 @@ def test_missing_model(tmp_path):
 
 
 def test_corrupt_models(tmp_path):
-    for name in ("bad.pt", "bad.onnx"):
+    for name, expected in (("bad.pt", "not a PyTorch checkpoint"), ("bad.onnx", "cannot read")):
         (tmp_path / name).write_bytes(b"\x00garbage" * 100)
-        _bad(["--model", str(tmp_path / name), "--out", str(tmp_path / "x.duckdb")], "cannot read")
+        _bad(["--model", str(tmp_path / name), "--out", str(tmp_path / "x.duckdb")], expected)
 
 
 def test_wrong_action_count(tmp_path):

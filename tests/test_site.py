@@ -85,7 +85,7 @@ def _bad_build(args, expected):
 
 def test_not_a_duckdb_file(tmp_path):
     (tmp_path / "x.duckdb").write_text("hello")
-    _bad_build([str(tmp_path / "x.duckdb"), "--out", str(tmp_path / "s")], "not a DuckDB file")
+    _bad_build([str(tmp_path / "x.duckdb"), "--out", str(tmp_path / "s")], "not a DuckDB database file")
 
 
 def test_a_duckdb_file_from_elsewhere(tmp_path):

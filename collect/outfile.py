@@ -1,0 +1,128 @@
+"""The run's DuckDB file: written under a temporary name beside ``--out`` and moved into place only when
+the run ends (completed, interrupted or failed), so ``--out`` never holds a half-made file and
+``--overwrite`` never removes the old one before there is a new one.
+
+One lock per output file stops two collects from writing the same ``--out``: the second one is refused
+with one line. The lock is ``flock`` on a small file beside ``--out``, released by the kernel when the
+process ends however it ends, and removed by its holder (the inode check on acquiring makes that safe).
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from pathlib import Path
+
+from .errors import UserError
+
+
+class OutputFile:
+    def __init__(self, out: Path, overwrite: bool):
+        self.out = Path(out)
+        self.overwrite = overwrite
+        self.partial = self.out.with_name(f".{self.out.name}.{os.getpid()}.partial")
+        self.lock_path = self.out.with_name(f".{self.out.name}.lock")
+        self._lock_fd: int | None = None
+
+    # -- before the run -------------------------------------------------------------------------
+    def __enter__(self) -> "OutputFile":
+        out = self.out
+        if out.is_dir():
+            raise UserError(f"--out {out} is a folder; give a file name")
+        parent = out.parent
+        if not parent.is_dir():
+            raise UserError(f"cannot write {out}: folder {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise UserError(f"cannot write {out}: folder {parent} is not writable")
+        self._lock()
+        try:
+            if out.exists() and not self.overwrite:
+                raise UserError(f"{out} already exists; pass --overwrite to replace it, or choose another --out")
+            for p in (self.partial, self.partial.with_name(self.partial.name + ".wal")):
+                p.unlink(missing_ok=True)
+        except BaseException:
+            self._unlock()
+            raise
+        return self
+
+    def stale_partials(self) -> list[Path]:
+        """Partial files of earlier runs to this ``--out`` whose process is gone (killed, power loss): what they
+        measured is still there, readable by ``rtreport build``."""
+        found = []
+        for p in sorted(self.out.parent.glob(f".{self.out.name}.*.partial")):
+            pid = p.name[len(self.out.name) + 2:-len(".partial")]
+            if p != self.partial and pid.isdigit() and not _alive(int(pid)):
+                found.append(p)
+        return found
+
+    def _lock(self) -> None:
+        while True:
+            fd = os.open(self.lock_path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                os.close(fd)
+                if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    holder = _read_pid(self.lock_path)
+                    raise UserError(f"another rtreport collect{f' (pid {holder})' if holder else ''} is writing "
+                                    f"{self.out}; wait for it to finish or choose another --out") from None
+                raise
+            try:  # the holder before us may have removed the file after we opened it: lock the current one
+                same = os.fstat(fd).st_ino == os.stat(self.lock_path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self._lock_fd = fd
+                return
+            os.close(fd)
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            self.lock_path.unlink(missing_ok=True)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- after the run --------------------------------------------------------------------------
+    def commit(self) -> Path:
+        """Move the finished (closed) partial file to ``--out``; returns where the run now is.
+
+        Without --overwrite a file that appeared at ``--out`` meanwhile (not through rtreport, which
+        holds the lock) is not replaced: the run stays in its partial file and the user is told."""
+        if self.overwrite:
+            os.replace(self.partial, self.out)
+            return self.out
+        try:
+            os.link(self.partial, self.out)
+        except FileExistsError:
+            raise UserError(f"{self.out} appeared while this run was measuring and was not replaced; "
+                            f"this run is kept in {self.partial}") from None
+        except OSError:  # a file system without hard links: check, then rename
+            if self.out.exists():
+                raise UserError(f"{self.out} appeared while this run was measuring and was not replaced; "
+                                f"this run is kept in {self.partial}") from None
+            os.replace(self.partial, self.out)
+            return self.out
+        self.partial.unlink()
+        return self.out
+
+    def __exit__(self, *exc) -> None:
+        self._unlock()
+
+
+def _read_pid(path: Path) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

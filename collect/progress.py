@@ -1,0 +1,82 @@
+"""Progress of a collect run: live bars in a terminal, plain timestamped lines in a pipe or log, nothing
+when quiet. Each phase of each runtime is one ``phase(description, total)`` block yielding ``tick(n)``."""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+
+class Silent:
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+    @contextmanager
+    def phase(self, description: str, total: int):
+        yield lambda n: None
+
+
+class Bars(Silent):
+    """rich's live progress bars (a terminal on stderr)."""
+
+    def __init__(self, console):
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)
+
+    def start(self):
+        self.progress.start()
+
+    def stop(self):
+        self.progress.stop()
+
+    @contextmanager
+    def phase(self, description: str, total: int):
+        task = self.progress.add_task(description, total=total)
+        try:
+            yield lambda n: self.progress.advance(task, n)
+        finally:
+            self.progress.remove_task(task)
+
+
+class Lines(Silent):
+    """One line per finished phase with the run's elapsed time; long phases also report every ``every``
+    seconds how far they are, with an estimate of the time left."""
+
+    def __init__(self, echo, every: float = 30.0, clock=time.monotonic):
+        self.echo, self.every, self.clock = echo, every, clock
+        self.t0 = clock()
+
+    def _stamp(self) -> str:
+        return f"[{_duration(self.clock() - self.t0):>8}]"
+
+    @contextmanager
+    def phase(self, description: str, total: int):
+        start = last = self.clock()
+        done = 0
+
+        def tick(n):
+            nonlocal done, last
+            done += n
+            now = self.clock()
+            if now - last >= self.every and 0 < done < total:
+                left = (now - start) / done * (total - done)
+                self.echo(f"{self._stamp()} {description}: {done}/{total}, about {_duration(left)} left")
+                last = now
+        try:
+            yield tick
+        except BaseException:
+            self.echo(f"{self._stamp()} {description}: stopped at {done}/{total}")
+            raise
+        self.echo(f"{self._stamp()} {description}: {total}/{total} in {_duration(self.clock() - start)}")
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, s = divmod(int(round(seconds)), 60)
+    return f"{minutes} min {s:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"

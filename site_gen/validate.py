@@ -1,0 +1,65 @@
+"""Checks on a run's raw rows before any statistic is derived from them (SQL over the open file).
+
+Each check names a table, what is wrong, and the condition of a bad row; duplicate keys are checked per
+table. ``problems`` lists what a file breaks; ``valid_rows`` is the filter that keeps only good rows when
+the user publishes an invalid file anyway (``rtreport build --allow-invalid``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# table -> [(what is wrong, SQL condition true for a bad row)]; {A}: the run's action count.
+CHECKS = {
+    "latency": [("latency not a finite, non-negative number of seconds",
+                 "NOT coalesce(isfinite(seconds) AND seconds >= 0, false)")],
+    "state_q": [("Q-values not {A} finite numbers",
+                 "NOT coalesce(len(q_values) = {A} AND "
+                 "list_bool_and(list_transform(q_values, lambda x: coalesce(isfinite(x), false))), false)"),
+                ("action outside 0–{last}", "NOT coalesce(action BETWEEN 0 AND {last}, false)")],
+    "episodes": [("score not a finite number", "NOT coalesce(isfinite(score), false)"),
+                 ("seed not in the run's pre-registered seeds", "NOT coalesce(list_contains($seeds, seed), false)"),
+                 ("negative step count", "NOT coalesce(steps >= 0, false)")],
+    "actions": [("action outside 0–{last}", "NOT coalesce(action BETWEEN 0 AND {last}, false)")],
+}
+KEYS = {"latency": ("runtime_id", "kind", "batch_size", "iteration"), "state_q": ("runtime_id", "state_index"),
+        "episodes": ("runtime_id", "seed"), "actions": ("runtime_id", "seed", "step")}
+
+
+@dataclass(frozen=True)
+class Problem:
+    table: str
+    runtime_id: str
+    rows: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"table {self.table}, runtime {self.runtime_id}: {self.rows:,} row{'s' * (self.rows != 1)} {self.what}"
+
+
+def _conditions(table: str, num_actions: int) -> list[tuple[str, str]]:
+    fill = {"A": num_actions, "last": num_actions - 1}
+    return [(what.format(**fill), cond.format(**fill)) for what, cond in CHECKS[table]]
+
+
+def problems(con, run_id: str, num_actions: int, seeds: list) -> list[Problem]:
+    found = []
+    params = {"run": run_id, "seeds": [int(s) for s in seeds]}
+    for table in CHECKS:
+        for what, bad in _conditions(table, num_actions):
+            sql = (f"SELECT runtime_id, count(*) FROM {table} WHERE run_id = $run AND ({bad}) "
+                   "GROUP BY runtime_id ORDER BY runtime_id")
+            used = {k: v for k, v in params.items() if f"${k}" in sql}
+            found += [Problem(table, rid, n, what) for rid, n in con.execute(sql, used).fetchall()]
+        keys = ", ".join(KEYS[table])
+        for rid, n in con.execute(f"SELECT runtime_id, sum(c - 1) FROM (SELECT {keys}, count(*) AS c FROM {table} "
+                                  f"WHERE run_id = $run GROUP BY ALL HAVING count(*) > 1) GROUP BY runtime_id "
+                                  "ORDER BY runtime_id", {"run": run_id}).fetchall():
+            found.append(Problem(table, rid, int(n), f"repeating a key ({keys}) already present"))
+    return found
+
+
+def valid_rows(table: str, num_actions: int) -> str:
+    """SQL to put after ``FROM <table> WHERE run_id = $run``: only rows that pass every check, the first of
+    any repeated key (by storage order)."""
+    conditions = " ".join(f"AND NOT ({bad})" for _, bad in _conditions(table, num_actions))
+    return f"{conditions} QUALIFY row_number() OVER (PARTITION BY {', '.join(KEYS[table])} ORDER BY rowid) = 1"
