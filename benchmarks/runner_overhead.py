@@ -18,12 +18,12 @@ import numpy as np
 from collect import measure, paths
 from collect.artifacts import Artifacts
 from collect.model_input import load_model
-from collect.runtimes import all_runtimes
+from collect.registry import all_runtimes
 
 
 def hand_loop(runner, states, samples):
     """The runtime called directly: no interface, no checks; the same work per decision."""
-    rid = runner.info.runtime_id
+    rid = runner.info.id
     views = [states[i:i + 1] for i in range(len(states))]
     clock = time.perf_counter
     out = []
@@ -95,8 +95,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         artifacts = Artifacts(Path(tmp), model.onnx_source())
         for spec in all_runtimes():
-            rid = spec.info.runtime_id
-            if (wanted and rid not in wanted) or spec.make is None or spec.unavailable_reason(model):
+            rid = spec.id
+            if (wanted and rid not in wanted) or spec.make is None or spec.check(model):
                 continue
             with spec.make(model, artifacts, 0) as runner:
                 measure.decision_latency(runner, states, 200, 0)  # warm-up

@@ -24,6 +24,7 @@ from copy_floor import copy_floor  # noqa: E402
 from collect import measure, paths  # noqa: E402
 from collect.model_input import load_model  # noqa: E402
 from collect.runners import torch_runner  # noqa: E402
+from collect.registry import Runtime  # noqa: E402
 from collect.runners.torch_runner import TorchRunner  # noqa: E402
 
 
@@ -87,7 +88,8 @@ def main():
         torch.backends.cudnn.benchmark = benchmark
         if mode:
             torch_runner.COMPILE_MODE = mode
-        runner = TorchRunner(model.torch_model, "cuda", precision, 0, **kwargs)
+        runner = TorchRunner(Runtime(f"torch-cuda-{precision}", "PyTorch", "cuda", precision, name), model.torch_model,
+                             0, **kwargs)
         try:
             runner.prepare()
             measure.decision_latency(runner, states, 200, 0)
@@ -110,7 +112,8 @@ def main():
     if a.kernels:
         torch_runner.COMPILE_MODE = "default"
         for kwargs in (dict(), dict(compiled=True)):
-            with TorchRunner(model.torch_model, "cuda", "fp32", 0, **kwargs) as runner:
+            info = Runtime("torch-cuda-fp32", "PyTorch", "cuda", "fp32", "compiled" if kwargs else "eager")
+            with TorchRunner(info, model.torch_model, 0, **kwargs) as runner:
                 print_kernels(runner, states)
     print(f"GPU {torch.cuda.get_device_name(0)}, torch {torch.__version__}, copy floor P50 {floor:.4f} ms")
     print(f"{'variant':<36} {'P50 ms':>8} {'P95 ms':>8} {'graph ms':>9} {'x floor':>8} {'prep s':>7} "

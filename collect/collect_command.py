@@ -7,17 +7,17 @@ from pathlib import Path
 
 import click
 
+from rtreport.errors import UserError
 from rtreport.labels import check_label, slug
 
 from . import paths
 from .artifacts import Artifacts
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
-from .errors import UserError
 from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
 from .outfile import OutputFile
 from .progress import Bars, Lines, Silent
-from .runtimes import all_runtimes
+from .registry import all_runtimes
 from .store import RunStore
 from .summary import grouped_reasons, summary_lines
 
@@ -30,11 +30,11 @@ def list_runtimes_lines(model_path) -> list[str]:
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     ready, not_here = [], []
     for spec in all_runtimes():
-        reason = spec.unavailable_reason(model)
+        reason = spec.check(model)
         if reason is None:
-            ready.append(f"  {spec.info.runtime_id:<24} {spec.info.title}")
+            ready.append(f"  {spec.id:<24} {spec.title}")
         else:
-            not_here.append((spec.info.runtime_id, reason))
+            not_here.append((spec.id, reason))
     lines = ["runs on this machine:"] + (ready or ["  (none)"])
     if not_here:
         lines += ["does not run here:"] + grouped_reasons(not_here, _width())
@@ -63,7 +63,7 @@ def reference_notice(reference: str | None, available: list[str], requested: lis
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
                 play_workers=None) -> int:
     model = load_model(model_path or paths.AGENT_WEIGHTS)
-    known = [s.info.runtime_id for s in all_runtimes()]
+    known = [s.id for s in all_runtimes()]
     runtime_ids = None
     if runtime_list is not None:
         runtime_ids = list(dict.fromkeys(r.strip() for r in runtime_list.split(",") if r.strip()))
@@ -102,7 +102,7 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
             say(f"note: {stale} holds an earlier run to {out.name} that stopped unexpectedly; "
                 f"rtreport build {stale} shows what it measured")
         say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run ends)")
-        say(reference_notice(collector.reference, available, [s.info.runtime_id for s in collector.specs],
+        say(reference_notice(collector.reference, available, [s.id for s in collector.specs],
                              collector.reasons))
         code, message, error = 0, None, None
         with stop_signals_raise():

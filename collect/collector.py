@@ -4,20 +4,22 @@ from __future__ import annotations
 import socket
 import uuid
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
+from rtreport import schema
+
 from . import measure, provenance
-from .agent import load_seeds
+from .agent.network import sha256_file
+from .agent.protocol import EVAL_EPSILON, make_eval_env, protocol_settings
+from .agent.shipped import load_seeds
 from .artifacts import Artifacts
 from .model_input import ModelSource
-from .paths import FIXED_STATES, ROOT
+from .paths import FIXED_STATES, shown
 from .play_pool import PlayPool, auto_workers
-from .protocol import EVAL_EPSILON, make_eval_env, protocol_settings
-from .runners.base import RuntimeUnavailable
 from .progress import Silent
-from .runtimes import RuntimeSpec, all_runtimes, reference_runtime_id
+from .registry import Runtime, all_runtimes, reference_runtime_id
+from .runners.base import RuntimeUnavailable
 from .store import RunStore
 
 
@@ -29,7 +31,7 @@ class Profile:
     episode_step_cap: int | None = None      # None: whole games (the protocol's 108,000-frame cap only)
     latency_warmup: int = 200
     latency_samples: int = 2000
-    batch_sizes: tuple = (1, 8, 32, 128, 512)
+    batch_sizes: tuple = measure.BATCH_SIZES
     batch_iterations: int = 100
     batch_budget_seconds: float = 3.0
 
@@ -56,42 +58,38 @@ class Collector:
         (``play_pool.auto_workers``). Results do not depend on it; only the wall time does."""
         self.model, self.store, self.artifacts, self.profile = model, store, artifacts, profile
         self.cuda_index, self.label = cuda_index, label
-        specs = all_runtimes()
-        self.specs = [s for s in specs if runtime_ids is None or s.info.runtime_id in runtime_ids]
+        self.known = all_runtimes()
+        self.specs = [s for s in self.known if runtime_ids is None or s.id in runtime_ids]
         self.ui = ui or Silent()
         # Which runtimes can run here, and so which one is the reference, is known before anything is measured.
-        self.reasons = {s.info.runtime_id: s.unavailable_reason(self.model) for s in self.specs}
-        self.reference = reference_runtime_id([rid for rid, r in self.reasons.items() if r is None])
+        self.reasons = {s.id: s.check(self.model) for s in self.specs}
+        self.reference = reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
         states = np.load(FIXED_STATES)
         self.states = states[: profile.num_states] if profile.num_states else states
         seeds = load_seeds()["evaluation"]
         self.seeds = seeds[: profile.num_seeds] if profile.num_seeds else seeds
         self.phase, self.runtime_id = "starting", None
-        self.play_workers = {s.info.runtime_id: play_workers or auto_workers(s.info.device, len(self.seeds))
-                             for s in self.specs}
+        self.play_workers = {s.id: play_workers or auto_workers(s.device, len(self.seeds)) for s in self.specs}
 
     def run(self) -> None:
         reasons, reference = self.reasons, self.reference
         machine = provenance.machine(self.cuda_index)
-        from .runners.torch_runner import tf32_state
         self.store.start_run({
             "label": self.label, "profile": self.profile.name, **machine,
-            "model_path": _shown_path(self.model.path), "model_format": self.model.format,
+            "model_path": shown(self.model.path), "model_format": self.model.format,
             "model_sha256": self.model.sha256, "num_actions": self.model.num_actions,
+            "fixed_states_sha256": sha256_file(FIXED_STATES),
+            "seeds_sha256": schema.seeds_sha256(self.seeds),
             "reference_runtime": reference, "eval_epsilon": EVAL_EPSILON,
-            "torch_tf32_reference": {"matmul": False, "cudnn": False} if reference == "torch-cuda-fp32"
-            else {"applies": False, "note": "the reference runs on the CPU", "process_default": tf32_state()},
             "protocol": protocol_settings(),
             "settings": {**asdict(self.profile), "cuda_index": self.cuda_index,
-                         "runtimes_requested": [s.info.runtime_id for s in self.specs],
+                         "runtimes_requested": [s.id for s in self.specs],
                          "states": len(self.states), "seeds": self.seeds, "play_workers": self.play_workers},
         })
         for spec in self.specs:
-            rid = spec.info.runtime_id
-            if reasons[rid]:
-                self._record(spec, "unavailable", reasons[rid])
-        ordered = sorted((s for s in self.specs if not reasons[s.info.runtime_id]),
-                         key=lambda s: s.info.runtime_id != reference)
+            if reasons[spec.id]:
+                self._record(spec, "unavailable", reasons[spec.id])
+        ordered = sorted((s for s in self.specs if not reasons[s.id]), key=lambda s: s.id != reference)
         for spec in ordered:
             self._measure_runtime(spec)
         self.store.finish_run("complete")
@@ -100,21 +98,20 @@ class Collector:
         """Where the run is, in words (e.g. for an interrupted run's status)."""
         return f"{self.phase} of {self.runtime_id}" if self.runtime_id else self.phase
 
-    def _record(self, spec: RuntimeSpec, status: str, reason: str | None = None, runner=None) -> None:
-        info = spec.info
-        fields = dict(title=info.title, framework=info.framework, device=info.device, precision=info.precision,
-                      variant=info.variant, status=status, reason=reason)
+    def _record(self, spec: Runtime, status: str, reason: str | None = None, runner=None) -> None:
+        fields = dict(position=self.known.index(spec), title=spec.title, framework=spec.framework,
+                      device=spec.device, precision=spec.precision, variant=spec.variant, status=status, reason=reason)
         if runner is not None:
             fields.update(artifact_path=str(runner.artifact_path) if runner.artifact_path else None,
                           artifact_bytes=runner.artifact_bytes, prepare_seconds=runner.prepare_seconds)
             try:
-                fields["details"] = runner.describe()
+                fields.update(runner.describe())
             except Exception as e:  # a half-prepared runner may not describe itself
                 fields["details"] = {"describe_error": f"{type(e).__name__}: {e}"}
-        self.store.put_runtime(info.runtime_id, **fields)
+        self.store.put_runtime(spec.id, **fields)
 
-    def _measure_runtime(self, spec: RuntimeSpec) -> None:
-        rid = spec.info.runtime_id
+    def _measure_runtime(self, spec: Runtime) -> None:
+        rid = spec.id
         runner = None
         try:
             self.runtime_id, self.phase = rid, "prepare"
@@ -179,14 +176,6 @@ class Collector:
                     tick(1)
             finally:
                 env.close()
-
-
-def _shown_path(path: Path) -> str:
-    """Inside the checkout, the path relative to it (no user's home folder in a published report)."""
-    try:
-        return str(Path(path).resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
 
 
 def new_run_id() -> str:

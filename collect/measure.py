@@ -5,7 +5,10 @@ import time
 
 import numpy as np
 
-from .protocol import play_episode
+from .agent.protocol import play_episode
+
+BATCH_SIZES = (1, 8, 32, 128, 512)   # the batch sweep
+MAX_BATCH = max(BATCH_SIZES)         # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
 
 
 def decision_latency(runner, states: np.ndarray, warmup: int, samples: int, tick=None) -> list[float]:

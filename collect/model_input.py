@@ -8,9 +8,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
-from .network import QNetwork, export_onnx, sha256_file
-from .protocol import NUM_ACTIONS, OBSERVATION_SHAPE
+from rtreport.errors import UserError
+
+from .agent.network import QNetwork, export_onnx, sha256_file
+from .agent.protocol import NUM_ACTIONS, OBSERVATION_SHAPE
 
 
 @dataclass

@@ -13,7 +13,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from .errors import UserError
+from rtreport.errors import UserError
 
 
 class OutputFile:

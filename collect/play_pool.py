@@ -38,12 +38,12 @@ def _init(model_path, artifacts_folder, made, runtime_id, cuda_index, worker_arg
     try:
         from .artifacts import Artifacts
         from .model_input import load_model
-        from .protocol import make_eval_env
-        from .runtimes import all_runtimes
+        from .agent.protocol import make_eval_env
+        from .registry import all_runtimes
 
         model = load_model(model_path)
         artifacts = Artifacts(artifacts_folder, model.onnx_source(), made)
-        spec = next(s for s in all_runtimes() if s.info.runtime_id == runtime_id)
+        spec = next(s for s in all_runtimes() if s.id == runtime_id)
         runner = spec.make(model, artifacts, cuda_index)
         runner.reuse(worker_args)
         runner.prepare()

@@ -1,20 +1,59 @@
-"""What machine and software a run measured on."""
+"""What machine and software a run measured on, and which code measured it."""
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import os
 import platform
 import socket
 import subprocess
+from pathlib import Path
 
-from .agent import cpu_name
-from .paths import ROOT
+from .agent.shipped import cpu_name
+
+# Distributions whose versions a run records (those its runtimes and game protocol may use).
+ENVIRONMENT = ("numpy", "torch", "onnxruntime", "onnxruntime-gpu", "onnx", "tensorrt", "tensorrt-cu12",
+               "tensorrt-cu13", "tensorrt-rtx", "triton", "cuda-python", "cuda-bindings", "nvidia-ml-py",
+               "ale-py", "gymnasium", "opencv-python-headless", "duckdb")
+# The packages whose source is the measurement: their content hash says exactly which code measured a run.
+MEASUREMENT_PACKAGES = ("collect", "rtreport")
 
 
-def _version(dist: str) -> str | None:
+def version(dist: str) -> str | None:
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def environment() -> dict:
+    return {d: v for d in ENVIRONMENT if (v := version(d))}
+
+
+def code_hash() -> str:
+    """SHA-256 over the measurement packages' Python sources (path and bytes, in sorted order): the same code
+    gives the same hash in a checkout, a wheel or a copy without git."""
+    import importlib
+
+    h = hashlib.sha256()
+    for name in MEASUREMENT_PACKAGES:
+        root = Path(importlib.import_module(name).__file__).parent
+        for f in sorted(root.rglob("*.py")):
+            h.update(f"{name}/{f.relative_to(root).as_posix()}\0".encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def code_version() -> str | None:
+    """``git describe`` when rtreport runs from a checkout (None from a wheel)."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=12"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
         return None
 
 
@@ -27,29 +66,16 @@ def _nvidia_smi(field: str) -> str | None:
     return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
 
 
-def code_version() -> str | None:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=12"],
-                             capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
 def machine(cuda_index: int) -> dict:
-    import onnxruntime
     import torch
 
     gpu_name = cuda = None
     if torch.cuda.is_available():
         gpu_name = torch.cuda.get_device_name(cuda_index)
         cuda = torch.version.cuda
-    tensorrt = _version("tensorrt") or _version("tensorrt-cu12") or _version("tensorrt-cu13")
     return {
         "host": socket.gethostname(), "os": platform.platform(), "cpu": cpu_name(), "cpu_count": os.cpu_count(),
         "gpu_name": gpu_name, "gpu_driver": _nvidia_smi("driver_version") if gpu_name else None, "cuda_version": cuda,
-        "python_version": platform.python_version(), "torch_version": torch.__version__,
-        "onnxruntime_version": onnxruntime.__version__,  # the module imported, whichever wheel provided it
-        "tensorrt_version": tensorrt, "ale_py_version": _version("ale-py"), "gymnasium_version": _version("gymnasium"),
-        "numpy_version": _version("numpy"), "rtreport_version": _version("rtreport"), "code_version": code_version(),
+        "python_version": platform.python_version(), "environment": environment(),
+        "rtreport_version": version("rtreport"), "code_version": code_version(), "code_hash": code_hash(),
     }

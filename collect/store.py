@@ -1,4 +1,4 @@
-"""The DuckDB file of one collect run: raw observations plus provenance.
+"""Writing one collect run into its DuckDB file (the schema is ``rtreport.schema``, the contract with site_gen).
 
 Every phase is committed as soon as it is measured, so an interrupted or failing run keeps
 everything already measured; the run's ``status`` says whether it completed. Statistics are
@@ -12,46 +12,11 @@ from pathlib import Path
 
 import duckdb
 
+from rtreport import schema
+
 from . import interrupts
 
-SCHEMA_VERSION = 1
-APPLICATION = "rtreport"
-
-SCHEMA = """
-CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
-CREATE TABLE runs (
-    run_id VARCHAR PRIMARY KEY, label VARCHAR NOT NULL,
-    started_at TIMESTAMP NOT NULL, finished_at TIMESTAMP,   -- UTC
-    status VARCHAR NOT NULL,              -- running | complete | incomplete
-    status_detail VARCHAR,
-    profile VARCHAR NOT NULL,             -- full | quick
-    host VARCHAR, os VARCHAR, cpu VARCHAR, cpu_count INTEGER,
-    gpu_name VARCHAR, gpu_driver VARCHAR, cuda_version VARCHAR,
-    python_version VARCHAR, torch_version VARCHAR, onnxruntime_version VARCHAR, tensorrt_version VARCHAR,
-    ale_py_version VARCHAR, gymnasium_version VARCHAR, numpy_version VARCHAR, rtreport_version VARCHAR,
-    code_version VARCHAR,
-    model_path VARCHAR, model_format VARCHAR, model_sha256 VARCHAR, num_actions INTEGER,
-    reference_runtime VARCHAR,
-    eval_epsilon DOUBLE, torch_tf32_reference JSON,
-    protocol JSON, settings JSON
-);
-CREATE TABLE runtimes (
-    run_id VARCHAR, runtime_id VARCHAR, title VARCHAR, framework VARCHAR, device VARCHAR, precision VARCHAR,
-    variant VARCHAR, status VARCHAR NOT NULL,   -- available | failed | unavailable
-    reason VARCHAR, artifact_path VARCHAR, artifact_bytes BIGINT, prepare_seconds DOUBLE, details JSON,
-    PRIMARY KEY (run_id, runtime_id)
-);
-CREATE TABLE latency (
-    run_id VARCHAR, runtime_id VARCHAR, kind VARCHAR,  -- decision (batch 1, closed loop) | batch (sweep)
-    batch_size INTEGER, iteration INTEGER, seconds DOUBLE
-);
-CREATE TABLE state_q (run_id VARCHAR, runtime_id VARCHAR, state_index INTEGER, q_values FLOAT[], action INTEGER);
-CREATE TABLE episodes (
-    run_id VARCHAR, runtime_id VARCHAR, seed BIGINT, score DOUBLE, steps INTEGER, truncated BOOLEAN,
-    step_cap INTEGER, seconds DOUBLE
-);
-CREATE TABLE actions (run_id VARCHAR, runtime_id VARCHAR, seed BIGINT, step INTEGER, action TINYINT);
-"""
+JSON_COLUMNS = ("environment", "protocol", "settings", "libraries", "numerics", "details")
 
 
 def now() -> datetime:
@@ -68,18 +33,13 @@ class RunStore:
         self.run_id = run_id
         self.con = duckdb.connect(str(self.path))
         with self._write():
-            self.con.execute(SCHEMA)
-            self.con.executemany("INSERT INTO meta VALUES (?, ?)",
-                                 [("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION))])
+            schema.create(self.con)
 
     def _write(self):
         return _Transaction(self.con)
 
     def start_run(self, row: dict) -> None:
-        row = {**row, "run_id": self.run_id, "started_at": now(), "status": "running"}
-        for key in ("protocol", "settings", "torch_tf32_reference"):
-            if key in row and not isinstance(row[key], str):
-                row[key] = json.dumps(row[key], sort_keys=True)
+        row = _json({**row, "run_id": self.run_id, "started_at": now(), "status": "running"})
         cols = ", ".join(row)
         with self._write():
             self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
@@ -94,19 +54,17 @@ class RunStore:
 
     def put_runtime(self, runtime_id: str, **fields) -> None:
         """Insert or replace a runtime's row (its status moves as the run goes on)."""
-        if "details" in fields and not isinstance(fields["details"], str):
-            fields["details"] = json.dumps(fields["details"], sort_keys=True, default=str)
-        row = {"run_id": self.run_id, "runtime_id": runtime_id, **fields}
+        row = _json({"run_id": self.run_id, "runtime_id": runtime_id, **fields})
         with self._write():
             self.con.execute("DELETE FROM runtimes WHERE run_id = ? AND runtime_id = ?", [self.run_id, runtime_id])
             self.con.execute(f"INSERT INTO runtimes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                              list(row.values()))
 
-    def add_latency(self, runtime_id: str, kind: str, batch_size: int, seconds: list[float]) -> None:
+    def add_latency(self, runtime_id: str, kind: str, batch_size: int, seconds: list[float], round_: int = 0) -> None:
         with self._write():
             self.con.execute(
-                "INSERT INTO latency SELECT ?, ?, ?, ?, UNNEST(range(len(s))), UNNEST(s) FROM (SELECT ?::DOUBLE[] AS s)",
-                [self.run_id, runtime_id, kind, batch_size, seconds])
+                "INSERT INTO latency SELECT ?, ?, ?, ?, ?, UNNEST(range(len(s))), UNNEST(s) FROM (SELECT ?::DOUBLE[] AS s)",
+                [self.run_id, runtime_id, kind, batch_size, round_, seconds])
 
     def add_state_q(self, runtime_id: str, q_values, actions) -> None:
         with self._write():
@@ -116,15 +74,17 @@ class RunStore:
 
     def add_episode(self, runtime_id: str, episode, step_cap: int | None, seconds: float) -> None:
         with self._write():
-            self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::UTINYINT[])",
                              [self.run_id, runtime_id, episode.seed, episode.score, episode.steps, episode.truncated,
-                              step_cap, seconds])
-            self.con.execute(
-                "INSERT INTO actions SELECT ?, ?, ?, UNNEST(range(len(a))), UNNEST(a) FROM (SELECT ?::TINYINT[] AS a)",
-                [self.run_id, runtime_id, episode.seed, episode.actions])
+                              step_cap, seconds, episode.actions])
 
     def close(self) -> None:
         self.con.close()
+
+
+def _json(row: dict) -> dict:
+    return {k: json.dumps(v, sort_keys=True, default=str) if k in JSON_COLUMNS and v is not None
+            and not isinstance(v, str) else v for k, v in row.items()}
 
 
 class _Transaction:

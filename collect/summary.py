@@ -6,7 +6,7 @@ import textwrap
 
 import numpy as np
 
-from site_gen.stats import max_abs_difference, percentile, same_action_count
+from rtreport.stats import max_abs_difference, percentile, same_action_count
 
 COLUMNS = [("runtime", 23, "<"), ("P50 ms", 8, ">"), ("P95 ms", 8, ">"), ("same", 7, ">"),
            ("max |ΔQ|", 9, ">"), ("mean score", 14, ">")]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import stats
+from rtreport import stats
 from .load import RunRows, RuntimeRows
 from .verdict import Gates, Verdict, judge
 

@@ -9,17 +9,17 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from collect.paths import ROOT
 from rtreport.errors import UserError
+from rtreport.resources import package_folder
 
 from .analysis import analyse
 from .charts import cross_hardware_chart, agreement_chart, latency_chart, play_chart, throughput_chart
 from .i18n import LANGUAGES, Translator
-from .load import load_run
+from .load import load_file
 from .pages import compare_page, gates_view, hardware_page, home_page, page_frame, slugify
 from .verdict import Gates
 
-TEMPLATES = ROOT / "templates"
+TEMPLATES = package_folder("site_gen.templates", "templates")   # the checkout's templates/, package data in a wheel
 ASSETS = Path(__file__).parent / "assets"
 MARKER = ".rtreport-site"
 
@@ -112,7 +112,7 @@ def load_runs(db_paths: list[Path], allow_invalid: bool = False) -> list:
     runs, errors = [], []
     for path in db_paths:
         try:
-            runs.append(load_run(Path(path), allow_invalid))
+            runs += load_file(Path(path), allow_invalid)
         except UserError as e:
             errors.append(str(e))
     seen: dict[str, Path] = {}

@@ -1,4 +1,9 @@
-"""Read collect runs' DuckDB files into plain structures (the only I/O on the way to the statistics)."""
+"""Read collect runs' DuckDB files into plain structures (the only I/O on the way to the statistics).
+
+The file is the whole contract (``rtreport.schema``): everything a page shows about a runtime — its title,
+framework, device, precision, variant, library versions and TF32 state — comes from its row here.
+Files of an older schema are read through ``schema.upgrade``.
+"""
 from __future__ import annotations
 
 import json
@@ -7,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from collect.store import APPLICATION, SCHEMA_VERSION
+from rtreport import schema
 from rtreport.errors import UserError
 
 from . import validate
@@ -16,6 +21,7 @@ from . import validate
 @dataclass
 class RuntimeRows:
     runtime_id: str
+    position: int
     title: str
     framework: str
     device: str
@@ -25,7 +31,9 @@ class RuntimeRows:
     reason: str | None
     artifact_bytes: int | None
     prepare_seconds: float | None
-    details: dict
+    libraries: dict = field(default_factory=dict)
+    numerics: dict = field(default_factory=dict)
+    details: dict = field(default_factory=dict)
     decision_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     batch_seconds: dict = field(default_factory=dict)          # batch size -> seconds array
     state_q: np.ndarray | None = None                           # (states, actions)
@@ -48,14 +56,11 @@ class RunRows:
         return next((r for r in self.runtimes if r.runtime_id == runtime_id), None)
 
 
-TABLES = ("meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions")
-
-
-def load_run(path: Path, allow_invalid: bool = False) -> RunRows:
-    """One collect file; bad input raises UserError with one clear line.
+def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
+    """Every run in one collect file; bad input raises UserError with one clear line.
 
     Raw rows are validated first (``validate.problems``); a file that fails is refused unless
-    ``allow_invalid``, in which case its bad rows are left out and the run carries its problems."""
+    ``allow_invalid``, in which case its bad rows are left out and each run carries its problems."""
     import duckdb
 
     path = Path(path)
@@ -66,21 +71,12 @@ def load_run(path: Path, allow_invalid: bool = False) -> RunRows:
     except duckdb.Error as e:
         raise UserError(duckdb_problem(path, e)) from None
     try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        meta = dict(con.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
-        if meta.get("application") != APPLICATION:
-            raise UserError(f"{path} is a DuckDB file but not one written by rtreport collect")
-        version = int(meta.get("schema_version", "0")) if str(meta.get("schema_version", "0")).isdigit() else 0
-        if version > SCHEMA_VERSION:
-            raise UserError(f"{path} has schema version {version}, newer than this rtreport reads ({SCHEMA_VERSION}); "
-                            "upgrade rtreport")
-        if version < 1:
-            raise UserError(f"{path} has no valid schema version")
-        missing = [t for t in TABLES if t not in tables]
-        if missing:
-            raise UserError(f"{path} is an rtreport file without its {', '.join(missing)} table"
-                            f"{'s' * (len(missing) > 1)}: damaged or edited by hand")
-        return _read(con, path, allow_invalid)
+        con = _current_schema(con, path)
+        runs = [_read(con, path, run_id, allow_invalid) for (run_id,) in
+                con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
+        if not runs:
+            raise UserError(f"{path} holds no run: damaged or edited by hand")
+        return runs
     except UserError:
         raise
     except duckdb.Error as e:
@@ -89,6 +85,31 @@ def load_run(path: Path, allow_invalid: bool = False) -> RunRows:
         raise UserError(f"{path}: cannot read the run: {type(e).__name__}: {_first_line(e)}") from None
     finally:
         con.close()
+
+
+def _current_schema(con, path: Path):
+    """``con`` itself for a file of the current schema; an in-memory upgraded copy for an older one."""
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    meta = dict(con.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
+    if meta.get("application") != schema.APPLICATION:
+        raise UserError(f"{path} is a DuckDB file but not one written by rtreport collect")
+    text = str(meta.get("schema_version", ""))
+    version = int(text) if text.isdigit() else 0
+    if version > schema.SCHEMA_VERSION:
+        raise UserError(f"{path} has schema version {version}, newer than this rtreport reads "
+                        f"({schema.SCHEMA_VERSION}); upgrade rtreport")
+    if version < 1:
+        raise UserError(f"{path} has no valid schema version")
+    wanted = list(schema.TABLES) if version == schema.SCHEMA_VERSION else \
+        ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
+    missing = [t for t in wanted if t not in tables]
+    if missing:
+        raise UserError(f"{path} is an rtreport file without its {', '.join(missing)} table"
+                        f"{'s' * (len(missing) > 1)}: damaged or edited by hand")
+    if version == schema.SCHEMA_VERSION:
+        return con
+    con.close()
+    return schema.upgrade(str(path), version)
 
 
 def duckdb_problem(path: Path, e: Exception) -> str:
@@ -108,54 +129,51 @@ def _first_line(e: Exception) -> str:
     return lines[0][:200] if lines else type(e).__name__
 
 
-def _read(con, path: Path, allow_invalid: bool) -> RunRows:
+def _json(text) -> dict:
+    return json.loads(text) if text else {}
+
+
+def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
     cur = con.execute("SELECT * REPLACE (CAST(started_at AS VARCHAR) AS started_at, "
-                      "CAST(finished_at AS VARCHAR) AS finished_at) FROM runs")
-    names = [d[0] for d in cur.description]
-    rows = cur.fetchall()
-    if len(rows) != 1:
-        raise UserError(f"{path} holds {len(rows)} runs; rtreport collect writes exactly one per file")
-    run = dict(zip(names, rows[0]))
-    for key in ("protocol", "settings", "torch_tf32_reference"):
-        run[key] = json.loads(run[key]) if run.get(key) else {}
-    run_id = run["run_id"]
+                      "CAST(finished_at AS VARCHAR) AS finished_at) FROM runs WHERE run_id = ?", [run_id])
+    run = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+    for key in ("environment", "protocol", "settings"):
+        run[key] = _json(run.get(key))
     num_actions = int(run.get("num_actions") or 0)
-    found = validate.problems(con, run_id, num_actions, run["settings"].get("seeds", []))
+    seeds = [int(x) for x in run["settings"].get("seeds", [])]
+    found = validate.problems(con, run_id, num_actions, seeds)
     if found and not allow_invalid:
         shown = "; ".join(str(p) for p in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
         raise UserError(f"{path} is refused: its raw rows fail validation ({shown}); "
                         "rtreport build --allow-invalid publishes it marked invalid, without those rows")
 
-    def rows_of(table: str) -> str:
-        return validate.valid_rows(table, num_actions) if found else ""
-
-    def query(sql: str, rid: str):
-        params = {"run": run_id, "rid": rid, "seeds": [int(x) for x in run["settings"].get("seeds", [])]}
+    def query(table: str, select: str, rid: str, tail: str = ""):
+        keep = validate.valid_rows(table, num_actions) if found else ""
+        sql = (f"SELECT {select} FROM (SELECT * FROM {table} WHERE run_id = $run {keep}) "
+               f"WHERE runtime_id = $rid {tail}")
+        params = {"run": run_id, "rid": rid, "seeds": seeds}
         return con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchall()
+
     runtimes = []
-    for r in con.execute("SELECT runtime_id, title, framework, device, precision, variant, status, reason, "
-                         "artifact_bytes, prepare_seconds, details FROM runtimes WHERE run_id = ?", [run_id]).fetchall():
-        rt = RuntimeRows(*r[:10], details=json.loads(r[10]) if r[10] else {})
+    for r in con.execute("SELECT runtime_id, position, title, framework, device, precision, variant, status, reason, "
+                         "artifact_bytes, prepare_seconds, libraries, numerics, details FROM runtimes "
+                         "WHERE run_id = ? ORDER BY position, runtime_id", [run_id]).fetchall():
+        rt = RuntimeRows(*r[:11], libraries=_json(r[11]), numerics=_json(r[12]), details=_json(r[13]))
         rid = rt.runtime_id
-        lat = query("SELECT kind, batch_size, list(seconds ORDER BY iteration) FROM (SELECT * FROM latency "
-                    f"WHERE run_id = $run {rows_of('latency')}) WHERE runtime_id = $rid "
-                    "GROUP BY kind, batch_size ORDER BY kind, batch_size", rid)
-        for kind, batch, seconds in lat:
+        # Rounds are concatenated in order; analysis of rounds reads them apart (kind, round).
+        for kind, batch, seconds in query("latency", "kind, batch_size, list(seconds ORDER BY round, iteration)", rid,
+                                          "GROUP BY kind, batch_size ORDER BY kind, batch_size"):
             if kind == "decision":
                 rt.decision_seconds = np.asarray(seconds, dtype=float)
             else:
                 rt.batch_seconds[int(batch)] = np.asarray(seconds, dtype=float)
-        q = query(f"SELECT q_values FROM (SELECT * FROM state_q WHERE run_id = $run {rows_of('state_q')}) "
-                  "WHERE runtime_id = $rid ORDER BY state_index", rid)
+        q = query("state_q", "q_values", rid, "ORDER BY state_index")
         rt.state_q = np.asarray([v[0] for v in q], dtype=float) if q else None
-        rt.episodes = [dict(zip(("seed", "score", "steps", "truncated", "step_cap"), e)) for e in query(
-            "SELECT seed, score, steps, truncated, step_cap FROM (SELECT * FROM episodes WHERE run_id = $run "
-            f"{rows_of('episodes')}) WHERE runtime_id = $rid ORDER BY seed", rid)]
-        rt.traces = {int(s): list(a) for s, a in query(
-            "SELECT seed, list(action ORDER BY step) FROM (SELECT * FROM actions WHERE run_id = $run "
-            f"{rows_of('actions')}) WHERE runtime_id = $rid GROUP BY seed", rid)}
+        for seed, score, steps, truncated, cap, actions in query(
+                "episodes", "seed, score, steps, truncated, step_cap, actions", rid, "ORDER BY seed"):
+            rt.episodes.append({"seed": seed, "score": score, "steps": steps, "truncated": truncated,
+                                "step_cap": cap})
+            if actions is not None:
+                rt.traces[int(seed)] = list(actions)
         runtimes.append(rt)
-    from collect.runtimes import all_runtimes
-    order = [s.info.runtime_id for s in all_runtimes()]
-    runtimes.sort(key=lambda r: (order.index(r.runtime_id) if r.runtime_id in order else len(order), r.runtime_id))
     return RunRows(path, run, runtimes, found)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 
-from collect.protocol import ACTION_MEANINGS
-from collect.runtimes import all_runtimes
-
 from rtreport.labels import slug as slug_of
 
 from .analysis import RunResult
+from .comparability import differences
 from .charts import Chart, agreement_chart, cross_hardware_chart, latency_chart, play_chart, throughput_chart
+from .describe import (banners, contents_text, machine_description, provenance_rows, scope_text, tf32_text,
+                       workload_text)
 from .i18n import LANGUAGES, Translator
 from .verdict import Gates
 
@@ -102,64 +102,6 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
             "reasons": reasons}
 
 
-def machine_description(res: RunResult) -> str:
-    run = res.rows.run
-    return " · ".join(x for x in (run.get("gpu_name") or run.get("cpu"), run.get("os"), run.get("started_at")
-                                  and str(run["started_at"])[:19]) if x)
-
-
-def scope_text(res: RunResult, t: Translator) -> str:
-    run = res.rows.run
-    versions = ", ".join(f"{name} {run[key]}" for name, key in (
-        ("PyTorch", "torch_version"), ("ONNX Runtime", "onnxruntime_version"), ("TensorRT", "tensorrt_version"),
-        ("CUDA", "cuda_version"), ("driver", "gpu_driver")) if run.get(key))
-    return t("scope", model=f"{run['model_path'].rsplit('/', 1)[-1]} (sha256 {run['model_sha256'][:12]})",
-             machine=run.get("gpu_name") or run.get("cpu") or "?", versions=versions,
-             workload=workload_text(res, t))
-
-
-def workload_text(res: RunResult, t: Translator) -> str:
-    settings = res.rows.run.get("settings", {})
-    return t("workload_text", states=settings.get("states", "?"), seeds=len(settings.get("seeds", [])),
-             epsilon=res.rows.run.get("eval_epsilon"))
-
-
-def banners(res: RunResult, t: Translator) -> list[str]:
-    """What a reader must know before reading this machine's numbers: how the run ended, what it lacks."""
-    run = res.rows.run
-    out = []
-    if run["status"] == "running":
-        out.append(t("stopped_banner"))
-    elif run["status"] != "complete":
-        out.append(t("partial_banner", status=t(f"status_word_{run['status']}") if run["status"] == "incomplete"
-                     else run["status"], detail=run.get("status_detail") or t("none")))
-    if run.get("profile") == "quick":
-        out.append(t("smoke_banner"))
-    if res.rows.problems:
-        out.append(t("invalid_banner", problems="; ".join(str(p) for p in res.rows.problems)))
-    ref = res.runtime(res.reference_id)
-    if res.withheld == "no-reference":
-        out.append(t("no_reference_banner"))
-    elif res.withheld == "reference-not-measured":
-        out.append(t("reference_failed_banner", ref=res.reference_id,
-                     status=t(f"status_{ref.rows.status}") if ref else t("status_not_run")))
-    elif ref and not res.reference_id.startswith("torch-"):
-        why = "why_onnx_model" if run.get("model_format") == "onnx" else "why_not_measured"
-        out.append(t("other_reference_banner", ref=ref.rows.title, why=t(why)))
-    return out
-
-
-def contents_text(res: RunResult, t: Translator) -> list[str]:
-    """What the file holds, in words (a run cut short or limited to a few runtimes says so plainly)."""
-    measured = [r for r in res.runtimes if r.latency or r.agreement or r.scores]
-    lines = [t("contents_none") if not measured else
-             t("contents", measured=len(measured), listed=len(res.runtimes),
-               ids=", ".join(r.rows.runtime_id for r in measured))]
-    if measured and all(r.is_reference for r in measured) and not res.withheld:
-        lines.append(t("only_reference"))
-    return lines
-
-
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     run = res.rows.run
     ref = res.runtime(res.reference_id)
@@ -170,11 +112,13 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         if chart:
             charts[chart.chart_id] = chart_view(chart, t, f"../../../data/{slug}/{chart.chart_id}.csv")
     flips = []
+    meanings = run.get("protocol", {}).get("action_meanings") or []
+    action_name = (lambda a: meanings[a] if a < len(meanings) else str(a))
     for r in res.runtimes:
         for f in (r.agreement or {}).get("flips", []):
             flips.append(f"{r.rows.title} — " + t("flip_row", state=f["state"],
-                                                   ref_action=ACTION_MEANINGS[f["reference_action"]],
-                                                   action=ACTION_MEANINGS[f["action"]],
+                                                   ref_action=action_name(f["reference_action"]),
+                                                   action=action_name(f["action"]),
                                                    margin=f"{f['reference_margin']:.4f}", dq=f"{f['max_abs_dq']:.2e}"))
     comparisons = [t("comparison_row", candidate=c["candidate"].title, baseline=c["baseline"].title,
                      mean=f"{c['paired']['mean']:+.2f}", low=f"{c['paired']['ci_low']:+.2f}",
@@ -194,22 +138,6 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     verdicts = [{"title": r.rows.title, "cell": (cell := verdict_cell(r, res, t)),
                  "reasons": cell["reasons"]} for r in res.runtimes]
     lat_n = max((r.latency["n"] for r in res.runtimes if r.latency), default=0)
-    provenance = [(t("prov_label"), run["label"]), (t("prov_run"), run["run_id"]),
-                  (t("prov_started"), str(run["started_at"])[:19]),
-                  (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
-                  (t("prov_status"), t(f"status_word_{run['status']}") if run["status"] in
-                   ("running", "incomplete", "complete") else run["status"]), (t("prov_profile"), run.get("profile")),
-                  (t("prov_host"), run.get("host")), (t("prov_os"), run.get("os")),
-                  (t("prov_cpu"), f"{run.get('cpu')} ({run.get('cpu_count')})"),
-                  (t("prov_gpu"), run.get("gpu_name") or t("none")), (t("prov_driver"), run.get("gpu_driver") or t("none")),
-                  (t("prov_cuda"), run.get("cuda_version") or t("none")),
-                  (t("prov_versions"), ", ".join(f"{k.removesuffix('_version')} {run[k]}" for k in (
-                      "python_version", "torch_version", "onnxruntime_version", "tensorrt_version", "ale_py_version",
-                      "gymnasium_version", "numpy_version", "rtreport_version", "code_version") if run.get(k))),
-                  (t("prov_model"), f"{run['model_path']} ({run['model_format']}, sha256 {run['model_sha256']})"),
-                  (t("prov_reference"), ref_title),
-                  (t("prov_tf32"), json.dumps(run.get("torch_tf32_reference"), sort_keys=True)),
-                  (t("prov_source"), res.rows.source.name)]
     return {
         "heading": t("hardware_heading", label=run.get("display_label", run["label"])), "banners": banners(res, t),
         "contents": contents_text(res, t), "scope": scope_text(res, t),
@@ -220,40 +148,26 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "divergence_head": ["seed"] + [r.rows.title for r in paired], "divergence_rows": divergence_rows,
         "artifacts": [{"title": r.rows.title, "size": f"{r.rows.artifact_bytes / 1e6:.2f} MB",
                        "prepare": f"{r.rows.prepare_seconds:.2f}" if r.rows.prepare_seconds is not None else t("none"),
-                       "tf32": tf32_text(r.rows.details, t)}
+                       "tf32": tf32_text(r.rows.numerics, t)}
                       for r in res.runtimes if r.rows.artifact_bytes and r.rows.status == "available"],
         "not_run": [{"title": r.rows.title, "status": t(f"status_{r.rows.status}"), "reason": r.rows.reason}
                     for r in res.runtimes if r.rows.status in ("unavailable", "failed")],
-        "provenance": [{"label": k, "value": v} for k, v in provenance],
+        "provenance": [{"label": k, "value": v} for k, v in provenance_rows(res, t)],
     }
 
 
-def tf32_text(details: dict, t) -> str:
-    """A runtime's recorded TF32 state (``details["tf32"]``, as each runner describes it) in the reader's language."""
-    tf32 = (details or {}).get("tf32")
-    if isinstance(tf32, dict) and "use_tf32" in tf32:  # ONNX Runtime's CUDA EP option
-        return t("tf32_on" if str(tf32["use_tf32"]) == "1" else "tf32_off") + f" (use_tf32={tf32['use_tf32']})"
-    if isinstance(tf32, dict) and {"matmul", "cudnn"} <= set(tf32):  # PyTorch's two allow_tf32 switches
-        state = "tf32_on" if tf32["matmul"] or tf32["cudnn"] else "tf32_off"
-        return t(state) + (f" (matmul {t('tf32_on' if tf32['matmul'] else 'tf32_off')}, "
-                           f"cuDNN {t('tf32_on' if tf32['cudnn'] else 'tf32_off')})")
-    if isinstance(tf32, str) and "CPU" in tf32:
-        return t("tf32_cpu")
-    if isinstance(tf32, str) and tf32.startswith("off"):  # TensorRT 10: BuilderFlag.TF32 cleared
-        return t("tf32_off") + " (BuilderFlag.TF32)"
-    if isinstance(tf32, str) and tf32.startswith("strongly typed"):  # TensorRT 11: the ONNX's types decide
-        return t("tf32_typed")
-    if isinstance(tf32, str) and "default" in tf32:
-        return t("tf32_default")
-    if isinstance(tf32, str) and tf32:
-        return tf32
-    return t("none")
+def runtime_order(results: list[RunResult]) -> list[str]:
+    """Every runtime of any run, in report order: as the runs' files place them (``position``)."""
+    place: dict[str, int] = {}
+    for res in results:
+        for r in res.runtimes:
+            place[r.rows.runtime_id] = min(place.get(r.rows.runtime_id, r.rows.position), r.rows.position)
+    return sorted(place, key=lambda rid: (place[rid], rid))
 
 
 def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
-    known = [s.info.runtime_id for s in all_runtimes()]
     seen = {r.rows.runtime_id: r.rows.title for res in results for r in res.runtimes}
-    order = [rid for rid in known if rid in seen] + sorted(rid for rid in seen if rid not in known)
+    order = runtime_order(results)
     machines = [{"label": _label(res), "href": f"hardware/{slug}/index.html",
                  "link_text": t("open_machine", label=_label(res)),
                  "description": machine_description(res)} for res, slug in zip(results, slugs)]
@@ -272,15 +186,44 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
     workloads = sorted({workload_text(res, t) for res in results})
     for w in workloads:
         facts.append({"label": t("workload"), "value": w})
-    return {"machines": machines, "matrix": matrix, "facts": facts}
+    return {"machines": machines, "groups": machine_groups(results, slugs, t), "matrix": matrix, "facts": facts,
+            "notices": alike_notices(results, t)}
+
+
+def machine_groups(results: list[RunResult], slugs: list[str], t: Translator, prefix: str = "") -> list[dict]:
+    """Runs grouped by machine (the label its user gave), machines in order of first appearance, runs newest first."""
+    groups: dict[str, list] = {}
+    for res, slug in zip(results, slugs):
+        groups.setdefault(res.rows.run["label"], []).append((res, slug))
+    return [{"label": label if len(runs) == 1 else t("machine_runs", label=label, n=len(runs)),
+             "runs": [{"href": f"{prefix}hardware/{slug}/index.html", "link_text": t("open_machine", label=_label(res)),
+                       "description": machine_description(res)}
+                      for res, slug in sorted(runs, key=lambda x: str(x[0].rows.run["started_at"]), reverse=True)]}
+            for label, runs in groups.items()]
 
 
 def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
     chart = cross_hardware_chart(results, t)
     return {"chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
+            "notices": alike_notices(results, t),
+            "groups": machine_groups(results, slugs, t, "../"),
             "machines": [{"href": f"../hardware/{slug}/index.html", "link_text": t("open_machine", label=_label(res)),
                           "description": machine_description(res)} for res, slug in zip(results, slugs)]}
 
 
 def _label(res: RunResult) -> str:
     return res.rows.run.get("display_label", res.rows.run["label"])
+
+
+def alike_notices(results: list[RunResult], t: Translator) -> list[str]:
+    """One notice per basis (model, fixed states, seeds, protocol) on which the runs shown together differ."""
+    notices = []
+    for key, values in differences([res.rows.run for res in results]):
+        if key == "basis_protocol":
+            protocols = [res.rows.run.get("protocol") or {} for res in results]
+            keys = sorted({k for p in protocols for k in p if len({json.dumps(q.get(k)) for q in protocols}) > 1})
+            shown = t("protocol_keys", keys=", ".join(keys))
+        else:
+            shown = "; ".join(f"{label}: {v[:12] if v else t('not_recorded')}" for label, v in values.items())
+        notices.append(t("not_alike", what=t(key), values=shown))
+    return notices

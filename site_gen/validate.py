@@ -18,11 +18,13 @@ CHECKS = {
                 ("action outside 0–{last}", "NOT coalesce(action BETWEEN 0 AND {last}, false)")],
     "episodes": [("score not a finite number", "NOT coalesce(isfinite(score), false)"),
                  ("seed not in the run's pre-registered seeds", "NOT coalesce(list_contains($seeds, seed), false)"),
-                 ("negative step count", "NOT coalesce(steps >= 0, false)")],
-    "actions": [("action outside 0–{last}", "NOT coalesce(action BETWEEN 0 AND {last}, false)")],
+                 ("negative step count", "NOT coalesce(steps >= 0, false)"),
+                 ("action trace not one action in 0–{last} per step",
+                  "actions IS NOT NULL AND NOT coalesce(len(actions) = steps AND "
+                  "list_bool_and(list_transform(actions, lambda a: coalesce(a <= {last}, false))), false)")],
 }
-KEYS = {"latency": ("runtime_id", "kind", "batch_size", "iteration"), "state_q": ("runtime_id", "state_index"),
-        "episodes": ("runtime_id", "seed"), "actions": ("runtime_id", "seed", "step")}
+KEYS = {"latency": ("runtime_id", "kind", "batch_size", "round", "iteration"),
+        "state_q": ("runtime_id", "state_index"), "episodes": ("runtime_id", "seed")}
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,12 @@ import pytest
 from click.testing import CliRunner
 
 from collect import paths
-from collect.cli import main
+from rtreport.cli import main
 
 
 @pytest.fixture(scope="session")
 def shipped_model():
-    from collect.agent import shipped_model
+    from collect.agent.shipped import shipped_model
     return shipped_model()
 
 

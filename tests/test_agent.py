@@ -1,4 +1,5 @@
 """The shipped agent: its files, its ONNX export, its fixed states and its model card."""
+from pathlib import Path
 import json
 import subprocess
 import sys
@@ -7,9 +8,12 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from collect import agent, paths
-from collect.network import QNetwork, parameter_count, sha256_file
-from collect.protocol import OBSERVATION_SHAPE
+from collect import paths
+from collect.agent import shipped as agent
+from collect.agent.network import QNetwork, parameter_count, sha256_file
+from collect.agent.protocol import OBSERVATION_SHAPE
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout
 
 
 def test_network_shapes_and_uint8_input():
@@ -35,7 +39,7 @@ def test_a_half_precision_copy_takes_the_same_uint8_input(shipped_model, fixed_s
 def test_model_card_describes_the_shipped_files():
     card = agent.read_card()
     for entry in card["files"].values():
-        path = paths.ROOT / entry["path"]
+        path = ROOT / entry["path"]
         assert path.stat().st_size == entry["bytes"]
         assert sha256_file(path) == entry["sha256"]
     assert card["parameters"] == parameter_count(agent.shipped_model())
@@ -77,7 +81,7 @@ def test_fixed_states_index_matches_the_shipped_array(fixed_states):
 
 
 def test_regenerate_command_reproduces_the_fixed_states_byte_for_byte():
-    result = subprocess.run([sys.executable, "-m", "collect.cli", "agent", "fixed-states", "--check"],
-                            capture_output=True, text=True, cwd=paths.ROOT)
+    result = subprocess.run([sys.executable, "-m", "rtreport", "agent", "fixed-states", "--check"],
+                            capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "byte-identical" in result.stdout

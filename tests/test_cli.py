@@ -1,6 +1,6 @@
 from click.testing import CliRunner
 
-from collect.cli import main
+from rtreport.cli import main
 
 
 def test_help_lists_the_commands():

@@ -12,13 +12,12 @@ from click.testing import CliRunner
 from collect import collector as collector_module
 from collect import measure, paths
 from collect.artifacts import Artifacts
-from collect.cli import main
+from rtreport.cli import main
 from collect.collect_command import run_collect
 from collect.model_input import load_model
-from collect.network import QNetwork, export_onnx
+from collect.agent.network import QNetwork, export_onnx
 from collect.play_pool import PlayPool, auto_workers
-from collect.runners.base import RuntimeInfo
-from collect.runtimes import RuntimeSpec, all_runtimes
+from collect.registry import Runtime, all_runtimes
 
 CPU_RUNTIMES = ["torch-cpu-fp32", "ort-cpu-fp32"]
 
@@ -36,16 +35,19 @@ def quick_db(tmp_path_factory):
 
 def test_quick_run_records_provenance_and_every_runtime(quick_db):
     con, output = quick_db
-    assert dict(con.execute("SELECT * FROM meta").fetchall()) == {"application": "rtreport", "schema_version": "1"}
+    assert dict(con.execute("SELECT * FROM meta").fetchall()) == {"application": "rtreport", "schema_version": "2"}
     run = con.execute("SELECT status, profile, label, reference_runtime, model_format, num_actions, eval_epsilon, "
-                      "torch_version, onnxruntime_version, ale_py_version, cpu, model_sha256 FROM runs").fetchall()
+                      "environment, cpu, model_sha256, code_hash, rtreport_version, fixed_states_sha256, "
+                      "seeds_sha256 FROM runs").fetchall()
     assert len(run) == 1
-    status, profile, label, reference, fmt, actions, eps, tv, ov, av, cpu, sha = run[0]
+    status, profile, label, reference, fmt, actions, eps, env, cpu, sha, code, version, states, seeds = run[0]
     assert (status, profile, label, reference, fmt, actions, eps) == \
         ("complete", "quick", "ci-cpu", "torch-cpu-fp32", "pytorch", 4, 0.01)
-    assert tv and ov and av and cpu and len(sha) == 64
+    env = json.loads(env)
+    assert env["torch"] and env["onnxruntime"] and env["ale-py"] and cpu and len(sha) == 64
+    assert len(code) == 64 and version and len(states) == 64 and len(seeds) == 64
     rows = dict(con.execute("SELECT runtime_id, status FROM runtimes").fetchall())
-    assert set(rows) == {s.info.runtime_id for s in all_runtimes()}
+    assert set(rows) == {s.id for s in all_runtimes()}
     assert sorted(r for r, s in rows.items() if s == "available") == sorted(CPU_RUNTIMES)
     reasons = con.execute("SELECT runtime_id, reason FROM runtimes WHERE status = 'unavailable'").fetchall()
     assert reasons and all(reason for _, reason in reasons)
@@ -69,16 +71,16 @@ def test_quick_run_stores_raw_observations(quick_db):
         assert [e[0] for e in episodes] == [1000, 1001]
         for seed, steps, truncated, cap in episodes:
             assert cap == 150 and steps <= 150
-            trace = con.execute("SELECT step, action FROM actions WHERE runtime_id = ? AND seed = ? ORDER BY step",
-                                [rid, seed]).fetchall()
-            assert [s for s, _ in trace] == list(range(steps))
+            (trace,) = con.execute("SELECT actions FROM episodes WHERE runtime_id = ? AND seed = ?",
+                                   [rid, seed]).fetchone()
+            assert len(trace) == steps and set(trace) <= {0, 1, 2, 3}
 
 
 def test_torch_and_ort_cpu_agree_on_the_fixed_states(tmp_path):
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(tmp_path, model.onnx_source())
     states = np.load(paths.FIXED_STATES)
-    specs = {s.info.runtime_id: s for s in all_runtimes()}
+    specs = {s.id: s for s in all_runtimes()}
     q = {}
     for rid in CPU_RUNTIMES:
         with specs[rid].make(model, artifacts, 0) as runner:
@@ -89,7 +91,7 @@ def test_torch_and_ort_cpu_agree_on_the_fixed_states(tmp_path):
 
 def test_same_runtime_and_seed_twice_give_identical_actions(tmp_path):
     model = load_model(paths.AGENT_WEIGHTS)
-    spec = next(s for s in all_runtimes() if s.info.runtime_id == "ort-cpu-fp32")
+    spec = next(s for s in all_runtimes() if s.id == "ort-cpu-fp32")
     with spec.make(model, Artifacts(tmp_path, model.onnx_source()), 0) as runner:
         first, _ = measure.play(runner, 1000, None)
         second, _ = measure.play(runner, 1000, None)
@@ -100,7 +102,7 @@ def test_list_runtimes_says_why_not():
     result = CliRunner().invoke(main, ["collect", "--list-runtimes"])
     assert result.exit_code == 0
     for spec in all_runtimes():
-        assert spec.info.runtime_id in result.output
+        assert spec.id in result.output
     assert "does not run here:" in result.output
 
 
@@ -166,7 +168,7 @@ def test_unknown_runtime_and_device(tmp_path):
 
 def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
     real = all_runtimes()
-    ort_spec = next(s for s in real if s.info.runtime_id == "ort-cpu-fp32")
+    ort_spec = next(s for s in real if s.id == "ort-cpu-fp32")
 
     def make_flaky(model, artifacts, cuda):
         runner = ort_spec.make(model, artifacts, cuda)
@@ -181,7 +183,7 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
         runner.infer_impl = infer_impl
         return runner
 
-    flaky = RuntimeSpec(RuntimeInfo("flaky-cpu-fp32", "Flaky", "cpu", "fp32"), lambda m: None, make_flaky)
+    flaky = Runtime("flaky-cpu-fp32", "Flaky", "cpu", "fp32", make=make_flaky)
     monkeypatch.setattr(collector_module, "all_runtimes", lambda: [*real, flaky])
     monkeypatch.setattr("collect.collect_command.all_runtimes", lambda: [*real, flaky])
     out = tmp_path / "f.duckdb"
@@ -221,8 +223,7 @@ def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
 def _episodes(con, rid):
     rows = con.execute("SELECT seed, score, steps, truncated FROM episodes WHERE runtime_id = ? ORDER BY seed",
                        [rid]).fetchall()
-    traces = con.execute("SELECT seed, list(action ORDER BY step) FROM actions WHERE runtime_id = ? GROUP BY seed "
-                         "ORDER BY seed", [rid]).fetchall()
+    traces = con.execute("SELECT seed, actions FROM episodes WHERE runtime_id = ? ORDER BY seed", [rid]).fetchall()
     return rows, traces
 
 

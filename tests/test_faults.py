@@ -14,10 +14,12 @@ import torch
 from click.testing import CliRunner
 
 from collect import paths
-from collect.cli import main
-from collect.network import QNetwork
+from rtreport.cli import main
+from collect.agent.network import QNetwork
 from rtreport.labels import check_label, slug
 from rtreport.errors import UserError
+
+ROOT = Path(__file__).resolve().parents[1]  # the checkout
 
 
 def _tree(folder):
@@ -87,11 +89,11 @@ def test_a_bad_file_among_several_is_named_and_nothing_is_lost(quick_run, tmp_pa
 @pytest.mark.parametrize("case", ["zero", "one", "running", "incomplete", "no-reference", "reference-failed"])
 def test_build_reads_any_file_collect_can_leave(quick_run, tmp_path, case):
     sql = {
-        "zero": ["DELETE FROM latency", "DELETE FROM state_q", "DELETE FROM episodes", "DELETE FROM actions",
+        "zero": ["DELETE FROM latency", "DELETE FROM state_q", "DELETE FROM episodes",
                  "UPDATE runs SET status = 'incomplete', status_detail = 'stopped by SIGINT during prepare of "
                  "torch-cpu-fp32'"],
         "one": [f"DELETE FROM {t} WHERE runtime_id = 'ort-cpu-fp32'" for t in ("latency", "state_q", "episodes",
-                                                                            "actions", "runtimes")],
+                                                                            "runtimes")],
         "running": ["UPDATE runs SET status = 'running', finished_at = NULL",
                     "DELETE FROM episodes WHERE runtime_id = 'ort-cpu-fp32'"],
         "incomplete": ["UPDATE runs SET status = 'incomplete', status_detail = 'stopped by SIGTERM during play of "
@@ -145,11 +147,15 @@ def test_other_row_checks(quick_run, tmp_path):
             "table episodes, runtime torch-cpu-fp32: 1 row score not a finite number",
         "UPDATE episodes SET seed = 77 WHERE runtime_id = 'torch-cpu-fp32' AND seed = 1000":
             "1 row seed not in the run's pre-registered seeds",
+        # a file edited by hand: the table re-made without its key, then rows repeated
+        "CREATE TABLE l2 AS SELECT * FROM latency; DROP TABLE latency; ALTER TABLE l2 RENAME TO latency; "
         "INSERT INTO latency SELECT * FROM latency WHERE runtime_id = 'torch-cpu-fp32' AND kind = 'decision' "
         "AND iteration < 2": "table latency, runtime torch-cpu-fp32: 2 rows repeating a key",
+        "UPDATE episodes SET actions = [0, 1, 9]::UTINYINT[] WHERE runtime_id = 'ort-cpu-fp32' AND seed = 1001":
+            "table episodes, runtime ort-cpu-fp32: 1 row action trace not one action in 0–3 per step",
     }
     for i, (sql, expected) in enumerate(cases.items()):
-        db = _copy(quick_run, tmp_path / f"c{i}.duckdb", sql)
+        db = _copy(quick_run, tmp_path / f"c{i}.duckdb", *sql.split("; "))
         result = _build(db, "--out", tmp_path / f"s{i}")
         _one_error_line(result, expected)
 
@@ -168,8 +174,7 @@ def test_the_same_run_twice_is_refused_and_a_shared_label_is_told_apart(quick_ru
     copy = _copy(quick_run, tmp_path / "copy.duckdb")
     _one_error_line(_build(quick_run, copy, "--out", tmp_path / "s"), "the same run")
     other = _copy(quick_run, tmp_path / "other.duckdb", "UPDATE runs SET run_id = 'another'",
-                  *[f"UPDATE {t} SET run_id = 'another'" for t in ("runtimes", "latency", "state_q", "episodes",
-                                                                    "actions")])
+                  *[f"UPDATE {t} SET run_id = 'another'" for t in ("runtimes", "latency", "state_q", "episodes")])
     result = _build(quick_run, other, "--out", tmp_path / "s")
     assert result.exit_code == 0, result.output
     home = (tmp_path / "s" / "en" / "index.html").read_text()
@@ -180,7 +185,7 @@ def test_the_same_run_twice_is_refused_and_a_shared_label_is_told_apart(quick_ru
 # -- 4. collect writes atomically; two at once -----------------------------------------------------------
 
 def _collect_cmd(out, *extra):
-    return [sys.executable, "-m", "collect.cli", "collect", "--quick", "--out", str(out),
+    return [sys.executable, "-m", "rtreport", "collect", "--quick", "--out", str(out),
             "--artifacts", str(Path(out).parent / "artifacts"), *extra]
 
 
@@ -336,7 +341,7 @@ def test_build_reads_dot_data_and_writes_dot_site(quick_run, tmp_path, monkeypat
     result = CliRunner().invoke(main, ["build", "runs"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "site" / "en" / "hardware" / "ci-cpu" / "index.html").exists()
-    assert not (paths.ROOT / "site" / "en").exists() or paths.ROOT == tmp_path
+    assert not (ROOT / "site" / "en").exists() or ROOT == tmp_path
 
 
 # -- 9. unreadable model files ---------------------------------------------------------------------------
@@ -349,7 +354,7 @@ def test_each_unreadable_model_kind_gets_its_own_line(tmp_path):
     good = (paths.AGENT_WEIGHTS).read_bytes()
     (tmp_path / "cut.pt").write_bytes(good[: len(good) // 2])
     (tmp_path / "zero.onnx").write_bytes(b"")
-    expected = {"whole.pt": "pickled collect.network.QNetwork", "random.pt": "not a PyTorch checkpoint",
+    expected = {"whole.pt": "pickled collect.agent.network.QNetwork", "random.pt": "not a PyTorch checkpoint",
                 "zero.pt": "is empty (0 bytes)", "text.pt": "is a text file", "cut.pt": "damaged or truncated",
                 "zero.onnx": "is empty (0 bytes)"}
     for name, text in expected.items():
@@ -378,11 +383,11 @@ def test_piped_progress_is_plain_lines_and_quiet_is_silent(tmp_path):
 
 
 def test_the_summary_never_cuts_a_number_at_80_columns(quick_run):
-    from collect.runtimes import all_runtimes
+    from collect.registry import all_runtimes
     from collect.summary import summary_lines
     con = duckdb.connect(str(quick_run), read_only=True)
     run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
-    lines = summary_lines(con, run_id, "torch-cpu-fp32", [s.info.runtime_id for s in all_runtimes()], 80)
+    lines = summary_lines(con, run_id, "torch-cpu-fp32", [s.id for s in all_runtimes()], 80)
     q = {rid: [r[0] for r in con.execute("SELECT q_values FROM state_q WHERE runtime_id = ? ORDER BY state_index",
                                          [rid]).fetchall()] for rid in ("torch-cpu-fp32", "ort-cpu-fp32")}
     con.close()

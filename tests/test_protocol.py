@@ -3,7 +3,7 @@ and an episode on a fixed seed repeats exactly."""
 import numpy as np
 import pytest
 
-from collect import protocol
+from collect.agent import protocol
 
 
 def _seed_with_nonnegative_ale_seed():
@@ -79,7 +79,7 @@ def test_greedy_ties_go_to_the_lowest_index():
 
 @pytest.mark.parametrize("seed", [1000])
 def test_an_episode_on_a_fixed_seed_repeats_exactly(shipped_model, seed):
-    from collect.agent import torch_q_function
+    from collect.agent.shipped import torch_q_function
     q = torch_q_function(shipped_model)
     first = protocol.play_episode(q, seed)
     second = protocol.play_episode(q, seed)

@@ -6,7 +6,7 @@ import shutil
 import duckdb
 from click.testing import CliRunner
 
-from collect.cli import main
+from rtreport.cli import main
 from site_gen.i18n import LANGUAGES, catalog
 
 
@@ -153,10 +153,10 @@ def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
     from collect import paths
     from site_gen.analysis import analyse
     from site_gen.charts import agreement_chart, latency_chart, play_chart, throughput_chart
-    from site_gen.load import load_run
+    from site_gen.load import load_file
     from site_gen.verdict import Gates
 
-    res = analyse(load_run(paths.DATA / "nvidia-h200.duckdb"), Gates.load(None))
+    res = analyse(load_file(paths.DATA / "nvidia-h200.duckdb")[0], Gates.load(None))
     t = lambda key, **kw: key  # noqa: E731
     seen = {}
     for chart in (latency_chart(res, t), throughput_chart(res, t), agreement_chart(res, t), play_chart(res, t)):
@@ -170,16 +170,17 @@ def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
 
 
 def test_each_runtimes_tf32_state_is_shown_in_the_readers_language():
+    from site_gen.describe import tf32_text
     from site_gen.i18n import Translator
-    from site_gen.pages import tf32_text
 
     en, zh = Translator("en"), Translator("zh-tw")
-    assert tf32_text({"tf32": {"matmul": False, "cudnn": False}}, en) == "off (matmul off, cuDNN off)"
-    assert tf32_text({"tf32": {"matmul": True, "cudnn": False}}, en) == "on (matmul on, cuDNN off)"
-    assert tf32_text({"tf32": {"use_tf32": "0"}}, zh) == "關閉 (use_tf32=0)"
-    assert tf32_text({"tf32": {"use_tf32": "1"}}, en) == "on (use_tf32=1)"
-    assert tf32_text({"tf32": "off (BuilderFlag.TF32 cleared)"}, en) == "off (BuilderFlag.TF32)"
-    assert tf32_text({"tf32": "not applicable (CPU)"}, zh) == "不適用（CPU）"
-    assert tf32_text({"tf32": "strongly typed network: the ONNX's types decide"}, zh) == zh("tf32_typed")
-    assert tf32_text({"tf32": "TensorRT default"}, zh) == zh("tf32_default")
+    off = {"tf32": "off", "switches": {"matmul": False, "cudnn": False}}
+    assert tf32_text(off, en) == "off (matmul off, cuDNN off)"
+    assert tf32_text({"tf32": "on", "switches": {"matmul": True, "cudnn": False}}, en) == "on (matmul on, cuDNN off)"
+    assert tf32_text({"tf32": "off", "switches": {"use_tf32": "0"}}, zh) == "關閉 (use_tf32=0)"
+    assert tf32_text({"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}, en) == \
+        "off (BuilderFlag.TF32=cleared)"
+    assert tf32_text({"tf32": "not-applicable"}, zh) == "不適用（CPU）"
+    assert tf32_text({"tf32": "by-types"}, zh) == zh("tf32_typed")
+    assert tf32_text({"tf32": "default"}, zh) == zh("tf32_default")
     assert tf32_text({}, en) == en("none")

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from site_gen import stats
+from rtreport import stats
 from site_gen.verdict import Gates, judge
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from collect.runners import tensorrt_runner as trt_runner
 from collect.runners.base import RuntimeUnavailable
-from collect.runtimes import all_runtimes
+from collect.registry import all_runtimes
 
 
 def test_build_plan_per_tensorrt_version():
@@ -35,8 +35,12 @@ def test_absent_tensorrt_is_a_clean_unavailable_row():
     if "tensorrt" in sys.modules or trt_runner.TensorRTRunner.unavailable_reason() is None:
         pytest.skip("tensorrt is installed here")
     for spec in all_runtimes():
-        if spec.info.framework == "TensorRT":
-            assert "tensorrt Python package is not installed" in spec.unavailable_reason(None)
+        if spec.framework == "TensorRT":
+            assert "tensorrt Python package is not installed" in spec.check(None)
+
+
+def _info(precision, graph=False):
+    return next(r for r in all_runtimes() if r.id == f"trt-{precision}{'-graph' if graph else ''}")
 
 
 # -- a recording fake of the two libraries ---------------------------------------------------------
@@ -209,7 +213,7 @@ def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, version
     for p, path in onnx.items():
         path.write_bytes(p.encode())
     getters = {p: (lambda path=path: (path, 0.5)) for p, path in onnx.items()}
-    runner = trt_runner.TensorRTRunner(getters, tmp_path / "engines", "cd" * 32, precision, 0, graph)
+    runner = trt_runner.TensorRTRunner(_info(precision, graph), getters, tmp_path / "engines", "cd" * 32, 0, graph)
     with runner:
         states = np.random.default_rng(0).integers(0, 256, size=(3, 4, 84, 84), dtype=np.uint8)
         for i in range(3):
@@ -229,7 +233,7 @@ def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, version
     assert ("shape", "observation", (1, 4, 84, 84), (1, 4, 84, 84), (512, 4, 84, 84)) in log
     assert runner.artifact_bytes == len(b"ENGINE") and runner.artifact_path.read_bytes() == b"ENGINE"
     assert (cudart.calls.count("graph launch") == 3) == graph
-    assert runner.info.runtime_id == f"trt-{precision}{'-graph' if graph else ''}"
+    assert runner.describe()["libraries"] == {"tensorrt": version}
 
 
 def test_a_play_worker_runs_the_parents_engine_without_building_its_own(tmp_path, monkeypatch):
@@ -240,12 +244,12 @@ def test_a_play_worker_runs_the_parents_engine_without_building_its_own(tmp_path
     onnx = tmp_path / "fp32.onnx"
     onnx.write_bytes(b"fp32")
     getters = {"fp32": lambda: (onnx, 0.5), "fp16": lambda: (onnx, 0.5)}
-    with trt_runner.TensorRTRunner(getters, tmp_path / "engines", "cd" * 32, "fp32") as parent:
+    with trt_runner.TensorRTRunner(_info("fp32"), getters, tmp_path / "engines", "cd" * 32) as parent:
         args = parent.worker_args()
     assert args == {"engine_path": str(parent.artifact_path)}
     parent.artifact_path.write_bytes(b"THE ENGINE")  # what the worker must load, byte for byte
     log.clear()
-    worker = trt_runner.TensorRTRunner(getters, tmp_path / "elsewhere", "cd" * 32, "fp32")
+    worker = trt_runner.TensorRTRunner(_info("fp32"), getters, tmp_path / "elsewhere", "cd" * 32)
     worker.reuse(args)
     with worker:
         assert worker.infer(np.zeros((1, 4, 84, 84), np.uint8)).shape == (1, 4)

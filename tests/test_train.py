@@ -2,8 +2,8 @@
 import torch
 from click.testing import CliRunner
 
-from collect.cli import main
-from collect.train import Checkpoint, TrainConfig, epsilon_at, q_lambda_returns
+from rtreport.cli import main
+from collect.agent.train import Checkpoint, TrainConfig, epsilon_at, q_lambda_returns
 
 
 def test_q_lambda_returns_by_hand():

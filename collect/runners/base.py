@@ -4,41 +4,30 @@ bookkeeping and call the ``*_impl`` methods that each runtime overrides.
 A runner's life: ``prepare()`` builds what the runtime needs (session, engine, graph) and
 records how long that took and how large its artifact is; ``infer(batch)`` takes a uint8 host
 array (N, 4, 84, 84) and returns float32 Q-values (N, num_actions) on the host; ``describe()``
-says what ran (framework, device, precision, versions, TF32); ``close()`` frees it.
+says what ran, as the structured fields of the run file's runtime row (``libraries``: versions,
+``numerics``: TF32 state and the switches that set it, ``details``: anything else); ``close()``
+frees it. ``info`` is the runtime's registry entry (``registry.Runtime``).
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..protocol import OBSERVATION_SHAPE
+from ..agent.protocol import OBSERVATION_SHAPE
+
+TF32_STATES = ("off", "on", "not-applicable", "by-types", "default")
 
 
 class RuntimeUnavailable(Exception):
     """This machine cannot run the runtime; the message says why (shown in the report)."""
 
 
-@dataclass(frozen=True)
-class RuntimeInfo:
-    runtime_id: str      # e.g. "ort-cuda-fp16"
-    framework: str       # "PyTorch", "ONNX Runtime", "TensorRT"
-    device: str          # "cpu" or "cuda"
-    precision: str       # "fp32" or "fp16"
-    variant: str = ""    # e.g. "CUDA graph", "IO binding"
-
-    @property
-    def title(self) -> str:
-        extra = f", {self.variant}" if self.variant else ""
-        return f"{self.framework} {self.device.upper()} {self.precision.upper()}{extra}"
-
-
 class Runner:
-    info: RuntimeInfo
     fixed_batch: int | None = None  # a runner captured for one batch size (CUDA graphs) serves only that one
 
-    def __init__(self):
+    def __init__(self, info):
+        self.info = info
         self.prepare_seconds: float | None = None
         self.artifact_path = None
         self.artifact_bytes: int | None = None
@@ -59,9 +48,12 @@ class Runner:
         return self.infer_impl(batch)
 
     def describe(self) -> dict:
-        return {"runtime_id": self.info.runtime_id, "framework": self.info.framework,
-                "device": self.info.device, "precision": self.info.precision, "variant": self.info.variant,
-                **self.describe_impl()}
+        """{"libraries": {name: version}, "numerics": {"tf32": one of TF32_STATES, "switches": {...}},
+        "details": {...}} (``describe_impl`` returns the same three keys, each optional)."""
+        d = self.describe_impl()
+        numerics = dict(d.get("numerics") or {})
+        assert numerics.get("tf32", "not-applicable") in TF32_STATES, numerics
+        return {"libraries": dict(d.get("libraries") or {}), "numerics": numerics, "details": dict(d.get("details") or {})}
 
     def close(self) -> None:
         self.close_impl()

@@ -4,26 +4,24 @@ from __future__ import annotations
 import numpy as np
 import onnxruntime as ort
 
-from .base import Runner, RuntimeInfo, RuntimeUnavailable
+from ..agent.protocol import OBSERVATION_SHAPE
+from ..measure import MAX_BATCH
+from .base import Runner, RuntimeUnavailable
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider"}
 
 
 class OrtRunner(Runner):
-    def __init__(self, onnx_path_getter, device: str = "cpu", precision: str = "fp32", cuda_index: int = 0,
-                 cuda_graph: bool = False, ep: str | None = None, engine_cache=None):
-        """``onnx_path_getter()`` -> (path, seconds it took to make); called once, in prepare.
+    def __init__(self, info, onnx_path_getter, cuda_index: int = 0, cuda_graph: bool = False, ep: str | None = None,
+                 engine_cache=None):
+        """``info``: the registry entry. ``onnx_path_getter()`` -> (path, seconds it took to make); called once,
+        in prepare.
 
         ``ep``: the execution provider, "cpu", "cuda" (default for device cuda) or "tensorrt"
         (ONNX Runtime's TensorRT EP, engines cached in ``engine_cache``; CUDA EP beneath it).
         """
-        super().__init__()
-        self.ep = ep or device
-        variant = {"cpu": "", "cuda": "IO binding + CUDA graph" if cuda_graph else "IO binding",
-                   "tensorrt": "TensorRT EP, IO binding"}[self.ep]
-        suffix = "-graph" if cuda_graph else ""
-        rid = f"ort-trt-{precision}" if self.ep == "tensorrt" else f"ort-{device}-{precision}{suffix}"
-        self.info = RuntimeInfo(rid, "ONNX Runtime", device, precision, variant)
+        super().__init__(info)
+        self.ep = ep or info.device
         self._engine_cache = engine_cache
         self.cuda_graph = cuda_graph
         self.fixed_batch = 1 if cuda_graph else None
@@ -42,10 +40,11 @@ class OrtRunner(Runner):
         if self.info.device == "cpu":
             return [(PROVIDERS["cpu"], {})]
         if self.ep == "tensorrt":
+            shape = "x".join(map(str, OBSERVATION_SHAPE))
             trt = {"device_id": str(self._cuda_index), "trt_fp16_enable": "1" if self.info.precision == "fp16" else "0",
                    "trt_engine_cache_enable": "1", "trt_engine_cache_path": str(self._engine_cache),
-                   "trt_profile_min_shapes": "observation:1x4x84x84", "trt_profile_opt_shapes": "observation:1x4x84x84",
-                   "trt_profile_max_shapes": "observation:512x4x84x84"}
+                   "trt_profile_min_shapes": f"observation:1x{shape}", "trt_profile_opt_shapes": f"observation:1x{shape}",
+                   "trt_profile_max_shapes": f"observation:{MAX_BATCH}x{shape}"}
             return [(PROVIDERS["tensorrt"], trt), (PROVIDERS["cuda"], {"device_id": str(self._cuda_index),
                                                                        "use_tf32": "0"}), (PROVIDERS["cpu"], {})]
         # use_tf32=0: ORT's CUDA EP enables TF32 by default; the FP32 comparison must not.
@@ -76,7 +75,8 @@ class OrtRunner(Runner):
             # A CUDA graph replays fixed device addresses: bind OrtValues that live on the GPU for good,
             # and copy each decision's state into the input one (ONNX Runtime's documented pattern).
             n_actions = self.session.get_outputs()[0].shape[-1]
-            self.graph_in = ort.OrtValue.ortvalue_from_shape_and_type((1, 4, 84, 84), np.uint8, "cuda", self._cuda_index)
+            self.graph_in = ort.OrtValue.ortvalue_from_shape_and_type((1, *OBSERVATION_SHAPE), np.uint8, "cuda",
+                                                                      self._cuda_index)
             self.graph_out = ort.OrtValue.ortvalue_from_shape_and_type((1, n_actions), np.float32, "cuda",
                                                                        self._cuda_index)
             self.binding.bind_ortvalue_input(self.input_name, self.graph_in)
@@ -97,15 +97,15 @@ class OrtRunner(Runner):
         return self.binding.copy_outputs_to_cpu()[0]
 
     def describe_impl(self) -> dict:
-        d = {"onnxruntime": ort.__version__, "providers": self.session.get_providers(),
-             "artifact": str(self.artifact_path)}
-        if self.info.device == "cuda":
-            opts = self.session.get_provider_options().get(PROVIDERS["cuda"], {})
-            if self.ep == "tensorrt":
-                d["trt_fp16_enable"] = self.session.get_provider_options().get(PROVIDERS["tensorrt"], {}).get(
-                    "trt_fp16_enable")
-            d["tf32"] = {"use_tf32": opts.get("use_tf32")}
-            d["enable_cuda_graph"] = opts.get("enable_cuda_graph")
-        else:
-            d["tf32"] = "not applicable (CPU)"
-        return d
+        libraries = {"onnxruntime": ort.__version__}
+        details = {"providers": self.session.get_providers()}
+        if self.info.device != "cuda":
+            return {"libraries": libraries, "numerics": {"tf32": "not-applicable"}, "details": details}
+        options = self.session.get_provider_options()
+        cuda = options.get(PROVIDERS["cuda"], {})
+        if self.ep == "tensorrt":
+            details["trt_fp16_enable"] = options.get(PROVIDERS["tensorrt"], {}).get("trt_fp16_enable")
+        details["enable_cuda_graph"] = cuda.get("enable_cuda_graph")
+        use_tf32 = cuda.get("use_tf32")
+        return {"libraries": libraries, "details": details,
+                "numerics": {"tf32": "on" if str(use_tf32) == "1" else "off", "switches": {"use_tf32": use_tf32}}}

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..protocol import OBSERVATION_SHAPE
-from .base import Runner, RuntimeInfo, RuntimeUnavailable
+from ..agent.protocol import OBSERVATION_SHAPE
+from ..measure import MAX_BATCH  # the batch sweep's largest size; the optimisation profile covers 1..MAX_BATCH
+from .base import Runner, RuntimeUnavailable
 
-MAX_BATCH = 512  # the batch sweep's largest size; the optimisation profile covers 1..MAX_BATCH
 WORKSPACE_BYTES = 1 << 30
 
 
@@ -82,13 +82,11 @@ def cuda_check(result):
 
 
 class TensorRTRunner(Runner):
-    def __init__(self, onnx_getters: dict, engine_folder, model_sha: str, precision: str = "fp32",
-                 cuda_index: int = 0, cuda_graph: bool = False):
-        """``onnx_getters``: {"fp32": callable, "fp16": callable}, each -> (path, seconds to make it)."""
-        super().__init__()
-        suffix = "-graph" if cuda_graph else ""
-        self.info = RuntimeInfo(f"trt-{precision}{suffix}", "TensorRT", "cuda", precision,
-                                "CUDA graph" if cuda_graph else "")
+    def __init__(self, info, onnx_getters: dict, engine_folder, model_sha: str, cuda_index: int = 0,
+                 cuda_graph: bool = False):
+        """``info``: the registry entry (its precision). ``onnx_getters``: {"fp32": callable, "fp16": callable},
+        each -> (path, seconds to make it)."""
+        super().__init__(info)
         self._onnx_getters, self._engine_folder, self._model_sha = onnx_getters, engine_folder, model_sha
         self._cuda_index, self.cuda_graph = cuda_index, cuda_graph
         self.fixed_batch = 1 if cuda_graph else None
@@ -231,15 +229,15 @@ class TensorRTRunner(Runner):
     def describe_impl(self) -> dict:
         plan = getattr(self, "plan", None)
         if plan is None:
-            tf32 = None
+            numerics = {}
         elif "TF32" in plan.clear_flags:
-            tf32 = "off (BuilderFlag.TF32 cleared)"
+            numerics = {"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}
         elif plan.strongly_typed:
-            tf32 = "strongly typed network: the ONNX's types decide"
+            numerics = {"tf32": "by-types"}
         else:
-            tf32 = "TensorRT default"
-        return {"tensorrt": getattr(self, "trt_version", None), "plan": asdict(plan) if plan else None, "tf32": tf32,
-                "cuda_graph": self.cuda_graph}
+            numerics = {"tf32": "default"}
+        return {"libraries": {"tensorrt": getattr(self, "trt_version", None)}, "numerics": numerics,
+                "details": {"plan": asdict(plan) if plan else None, "cuda_graph": self.cuda_graph}}
 
     def close_impl(self) -> None:
         if not self._allocations:

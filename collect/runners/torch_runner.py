@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import Runner, RuntimeInfo, RuntimeUnavailable
+from ..agent.protocol import OBSERVATION_SHAPE
+from .base import Runner, RuntimeUnavailable
 
 
 def set_tf32(enabled: bool) -> None:
@@ -25,16 +26,14 @@ COMPILE_MODE = "default"
 
 
 class TorchRunner(Runner):
-    def __init__(self, model_loader, device: str = "cpu", precision: str = "fp32", cuda_index: int = 0,
-                 cuda_graph: bool = False, compiled: bool = False):
-        """``compiled``: ``torch.compile`` with Inductor (its own CUDA graphs off), then captured into our
-        CUDA graph like the ``-graph`` variant, so both replay one graph per decision and differ only in the
-        kernels: Inductor fuses the /255 scaling, each LayerNorm and its ReLU into generated Triton kernels."""
-        super().__init__()
+    def __init__(self, info, model_loader, cuda_index: int = 0, cuda_graph: bool = False, compiled: bool = False):
+        """``info``: the registry entry (device, precision). ``compiled``: ``torch.compile`` with Inductor (its
+        own CUDA graphs off), then captured into our CUDA graph like the ``-graph`` variant, so both replay one
+        graph per decision and differ only in the kernels: Inductor fuses the /255 scaling, each LayerNorm and
+        its ReLU into generated Triton kernels."""
+        super().__init__(info)
+        device = info.device
         cuda_graph = cuda_graph or compiled
-        suffix = "-compile" if compiled else "-graph" if cuda_graph else ""
-        variant = f"torch.compile ({COMPILE_MODE}) + CUDA graph" if compiled else "CUDA graph" if cuda_graph else ""
-        self.info = RuntimeInfo(f"torch-{device}-{precision}{suffix}", "PyTorch", device, precision, variant)
         self.cuda_graph = cuda_graph
         self.compiled = compiled
         self.fixed_batch = 1 if cuda_graph else None
@@ -73,8 +72,8 @@ class TorchRunner(Runner):
         """Capture one batch=1 forward into a CUDA graph over static buffers (PyTorch's documented recipe):
         warm up on a side stream, capture, then each decision copies into the static input and replays."""
         dev = self._torch_device
-        self.static_in = torch.zeros((1, 4, 84, 84), dtype=torch.uint8, device=dev)
-        self.host_in = torch.zeros((1, 4, 84, 84), dtype=torch.uint8).pin_memory()
+        self.static_in = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
+        self.host_in = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory()
         self.host_out = torch.zeros((1, self.num_actions), dtype=torch.float32).pin_memory()
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
@@ -99,13 +98,16 @@ class TorchRunner(Runner):
             return self.model(x).float().cpu().numpy()
 
     def describe_impl(self) -> dict:
-        d = {"torch": torch.__version__, "threads": torch.get_num_threads()}
+        libraries = {"torch": torch.__version__}
+        details = {"threads": torch.get_num_threads()}
         if self.compiled:
             import triton
-            d.update(compile_mode=COMPILE_MODE, triton=triton.__version__)
-        if self.info.device == "cuda":
-            d.update(tf32=tf32_state(), gpu=torch.cuda.get_device_name(self._torch_device),
-                     cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
-        else:
-            d["tf32"] = "not applicable (CPU)"
-        return d
+            libraries["triton"] = triton.__version__
+            details["compile_mode"] = COMPILE_MODE
+        if self.info.device != "cuda":
+            return {"libraries": libraries, "numerics": {"tf32": "not-applicable"}, "details": details}
+        libraries.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
+        details["gpu"] = torch.cuda.get_device_name(self._torch_device)
+        switches = tf32_state()
+        return {"libraries": libraries, "details": details,
+                "numerics": {"tf32": "on" if any(switches.values()) else "off", "switches": switches}}

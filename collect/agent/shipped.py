@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import paths
+from .. import paths
 from .network import ARCHITECTURE, QNetwork, export_onnx, load_weights, parameter_count, sha256_file
 from .protocol import ACTION_MEANINGS, FRAMESKIP, OBSERVATION_SHAPE, play_episode, protocol_settings
 
@@ -48,7 +48,7 @@ def evaluate(model: QNetwork, seeds, progress=None) -> list:
 
 def score_summary(scores) -> dict:
     """The model card's figures, from the same statistics the report uses."""
-    from site_gen.stats import score_summary as full
+    from rtreport.stats import score_summary as full
     s = full(scores)
     return {k: s[k] for k in ("mean", "median", "std", "min", "max")}
 
@@ -145,7 +145,7 @@ def package(checkpoint_dir: Path, code_version: str, trained_on: str) -> dict:
         "input": {"name": "observation", "dtype": "uint8", "shape": ["N", *OBSERVATION_SHAPE]},
         "output": {"name": "q_values", "dtype": "float32", "shape": ["N", len(ACTION_MEANINGS)],
                    "actions": list(ACTION_MEANINGS)},
-        "files": {name: {"path": str(p.relative_to(paths.ROOT)), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
+        "files": {name: {"path": paths.shown(p), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
                   for name, p in (("weights", paths.AGENT_WEIGHTS), ("onnx", paths.AGENT_ONNX))},
         "training": {
             "algorithm": "PQN (Gallici et al. 2024): Q(lambda), LayerNorm, vectorised envs, no replay buffer",
@@ -197,3 +197,45 @@ def card_markdown(card: dict) -> str:
         f"min {ev['min']:g}, max {ev['max']:g} |",
         f"| per-seed scores | {scores} |",
     ])
+
+
+def evaluate_against_card(update_card: bool, echo=print) -> int:
+    """``rtreport agent evaluate``: play the evaluation seeds; write the card, or compare with it (exit status)."""
+    episodes = evaluate(shipped_model(), load_seeds()["evaluation"],
+                        progress=lambda e: echo(f"seed {e.seed}: score {e.score:g} ({e.steps} steps"
+                                                f"{', truncated' if e.truncated else ''})"))
+    record = evaluation_record(episodes)
+    echo(f"mean {record['mean']:.2f}  median {record['median']:g}  std {record['std']:.2f}  "
+         f"min {record['min']:g}  max {record['max']:g}")
+    if update_card:
+        card = read_card()
+        card["evaluation"] = record
+        write_card(card)
+        echo(f"written to {paths.MODEL_CARD}")
+        return 0
+    card_scores = read_card().get("evaluation", {}).get("scores")
+    if card_scores is None:
+        return 0
+    same = card_scores == record["scores"]
+    echo("per-seed scores match the model card" if same else "per-seed scores DIFFER from the model card")
+    return 0 if same else 1
+
+
+def regenerate_fixed_states(check: bool, echo=print) -> int:
+    """``rtreport agent fixed-states``: write the fixed states, or regenerate and compare byte for byte."""
+    import tempfile
+
+    states, index = harvest_fixed_states(shipped_model(), load_seeds()["fixed_state_harvest"])
+    model_sha = sha256_file(paths.AGENT_WEIGHTS)
+    if not check:
+        write_fixed_states(states, index, paths.FIXED_STATES, paths.FIXED_STATES_INDEX, model_sha)
+        echo(f"wrote {len(index)} states to {paths.FIXED_STATES} (sha256 {sha256_file(paths.FIXED_STATES)})")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        npy, idx = Path(tmp) / "fixed_states.npy", Path(tmp) / "fixed_states.json"
+        write_fixed_states(states, index, npy, idx, model_sha)
+        same = (npy.read_bytes() == paths.FIXED_STATES.read_bytes()
+                and idx.read_bytes() == paths.FIXED_STATES_INDEX.read_bytes())
+    echo("regenerated fixed states are byte-identical to the shipped ones" if same else
+         "regenerated fixed states DIFFER from the shipped ones")
+    return 0 if same else 1

@@ -1,4 +1,6 @@
-"""The ``rtreport`` command line: parses options and hands off to the core modules."""
+"""The ``rtreport`` command line: parses options and hands off to ``collect`` (measuring, the agent) and
+``site_gen`` (publishing). Nothing heavy is imported until a command runs, so ``rtreport build`` needs
+only the publishing dependencies."""
 from __future__ import annotations
 
 import re
@@ -7,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from . import paths
 from .errors import UserError
 
 
@@ -51,7 +52,7 @@ def main():
 def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches, learning_rate, seed, device,
           max_minutes, max_iterations):
     """Train the Q-network with PQN on the shared Breakout protocol (resumable)."""
-    from .train import TrainConfig, train as run_training
+    from collect.agent.train import TrainConfig, train as run_training
 
     config = TrainConfig(total_timesteps=total_timesteps, num_envs=num_envs, num_steps=num_steps,
                          num_minibatches=num_minibatches, learning_rate=learning_rate, seed=seed)
@@ -90,10 +91,10 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
-        from .collect_command import list_runtimes_lines
+        from collect.collect_command import list_runtimes_lines
         click.echo("\n".join(list_runtimes_lines(model_path)))
         return
-    from .collect_command import run_collect
+    from collect.collect_command import run_collect
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
                        play_workers=play_workers)
@@ -146,63 +147,28 @@ def agent():
 @click.option("--trained-on", required=True, help="The machine that trained it, in words.")
 def agent_package(checkpoint_dir, code_version, trained_on):
     """Copy a trained checkpoint into data/agent, export ONNX and write the model card's training part."""
-    from .agent import package
+    from collect.agent.shipped import package
 
     card = package(checkpoint_dir, code_version, trained_on)
-    click.echo(f"packaged {card['parameters']:,} parameters, {card['training']['frames']:,} frames "
-               f"-> {paths.AGENT}")
+    click.echo(f"packaged {card['parameters']:,} parameters, {card['training']['frames']:,} frames")
 
 
 @agent.command("evaluate")
 @click.option("--update-card", is_flag=True, help="Write the results into data/agent/model_card.json.")
 def agent_evaluate(update_card):
     """Play the 30 pre-registered evaluation seeds with the shipped agent (PyTorch FP32, CPU)."""
-    from .agent import evaluate, evaluation_record, load_seeds, read_card, shipped_model, write_card
+    from collect.agent.shipped import evaluate_against_card
 
-    seeds = load_seeds()["evaluation"]
-    episodes = evaluate(shipped_model(), seeds,
-                        progress=lambda e: click.echo(f"seed {e.seed}: score {e.score:g} ({e.steps} steps"
-                                                      f"{', truncated' if e.truncated else ''})"))
-    record = evaluation_record(episodes)
-    click.echo(f"mean {record['mean']:.2f}  median {record['median']:g}  std {record['std']:.2f}  "
-               f"min {record['min']:g}  max {record['max']:g}")
-    if update_card:
-        card = read_card()
-        card["evaluation"] = record
-        write_card(card)
-        click.echo(f"written to {paths.MODEL_CARD}")
-    else:
-        card_scores = read_card().get("evaluation", {}).get("scores")
-        if card_scores is not None:
-            same = card_scores == record["scores"]
-            click.echo("per-seed scores match the model card" if same else
-                       "per-seed scores DIFFER from the model card")
-            if not same:
-                sys.exit(1)
+    sys.exit(evaluate_against_card(update_card, click.echo))
 
 
 @agent.command("fixed-states")
 @click.option("--check", is_flag=True, help="Regenerate into a temporary folder and compare with the shipped files.")
 def agent_fixed_states(check):
     """Regenerate the 60 fixed states from real play of the shipped agent on the harvest seeds."""
-    import tempfile
+    from collect.agent.shipped import regenerate_fixed_states
 
-    from .agent import harvest_fixed_states, load_seeds, shipped_model, write_fixed_states
-    from .network import sha256_file
-
-    states, index = harvest_fixed_states(shipped_model(), load_seeds()["fixed_state_harvest"])
-    model_sha = sha256_file(paths.AGENT_WEIGHTS)
-    if not check:
-        write_fixed_states(states, index, paths.FIXED_STATES, paths.FIXED_STATES_INDEX, model_sha)
-        click.echo(f"wrote {len(index)} states to {paths.FIXED_STATES} (sha256 {sha256_file(paths.FIXED_STATES)})")
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        npy, idx = Path(tmp) / "fixed_states.npy", Path(tmp) / "fixed_states.json"
-        write_fixed_states(states, index, npy, idx, model_sha)
-        same = npy.read_bytes() == paths.FIXED_STATES.read_bytes() and idx.read_bytes() == paths.FIXED_STATES_INDEX.read_bytes()
-    click.echo("regenerated fixed states are byte-identical to the shipped ones" if same else
-               "regenerated fixed states DIFFER from the shipped ones")
-    sys.exit(0 if same else 1)
+    sys.exit(regenerate_fixed_states(check, click.echo))
 
 
 if __name__ == "__main__":

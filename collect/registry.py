@@ -1,0 +1,121 @@
+"""Every runtime rtreport knows: one declarative entry each, here or in another package.
+
+A runtime is a ``Runtime``: its id, what it is (framework, device, precision, variant), ``check(model)``
+— why this machine cannot run it, or None — and ``make(model, artifacts, cuda_index)``, which returns its
+runner (``runners.base.Runner``). Other packages add runtimes through the ``rtreport.runtimes`` entry-point
+group, the way pytest finds ``pytest11`` plugins: the entry point names a ``Runtime``, a list of them, or a
+function returning either. Nothing else in rtreport needs to change; everything the report shows about a
+runtime is stored in the run's file.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Callable
+
+ENTRY_POINT_GROUP = "rtreport.runtimes"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    id: str                  # e.g. "ort-cuda-fp16"
+    framework: str           # "PyTorch", "ONNX Runtime", "TensorRT", …
+    device: str              # "cpu" or "cuda"
+    precision: str           # "fp32" or "fp16"
+    variant: str = ""        # e.g. "CUDA graph", "IO binding"
+    check: Callable = lambda model: None          # ModelSource | None -> reason it cannot run here, or None
+    make: Callable | None = None                  # (ModelSource, Artifacts, cuda_index) -> Runner
+    reference_rank: int | None = None             # the available runtime of lowest rank is the run's reference
+
+    @property
+    def title(self) -> str:
+        extra = f", {self.variant}" if self.variant else ""
+        return f"{self.framework} {self.device.upper()} {self.precision.upper()}{extra}"
+
+
+# -- the built-in runtimes ---------------------------------------------------------------------------------
+
+def _torch(device, precision, graph=False, compiled=False, rank=None) -> Runtime:
+    from .runners.torch_runner import COMPILE_MODE, TorchRunner
+    suffix = "-compile" if compiled else "-graph" if graph else ""
+    variant = f"torch.compile ({COMPILE_MODE}) + CUDA graph" if compiled else "CUDA graph" if graph else ""
+    info = Runtime(f"torch-{device}-{precision}{suffix}", "PyTorch", device, precision, variant,
+                   lambda model: TorchRunner.unavailable_reason(device, model.format if model else "pytorch", compiled),
+                   lambda model, artifacts, cuda: TorchRunner(info, model.torch_model, cuda, graph or compiled,
+                                                              compiled), rank)
+    return info
+
+
+def _ort(device, precision, graph=False, ep=None, rank=None) -> Runtime:
+    from .runners.onnxrt import OrtRunner
+    ep = ep or device
+    variant = {"cpu": "", "cuda": "IO binding + CUDA graph" if graph else "IO binding",
+               "tensorrt": "TensorRT EP, IO binding"}[ep]
+    rid = f"ort-trt-{precision}" if ep == "tensorrt" else f"ort-{device}-{precision}{'-graph' if graph else ''}"
+
+    def make(model, artifacts, cuda):
+        onnx = artifacts.onnx_fp16 if precision == "fp16" and ep != "tensorrt" else artifacts.onnx_fp32
+        return OrtRunner(info, onnx, cuda, graph, ep, artifacts.folder / "ort-trt-cache")
+    info = Runtime(rid, "ONNX Runtime", device, precision, variant, lambda model: OrtRunner.unavailable_reason(ep),
+                   make, rank)
+    return info
+
+
+def _tensorrt(precision, graph=False) -> Runtime:
+    from .runners.tensorrt_runner import TensorRTRunner
+
+    def make(model, artifacts, cuda):
+        return TensorRTRunner(info, {"fp32": artifacts.onnx_fp32, "fp16": artifacts.onnx_fp16}, artifacts.folder,
+                              model.sha256, cuda, graph)
+    info = Runtime(f"trt-{precision}{'-graph' if graph else ''}", "TensorRT", "cuda", precision,
+                   "CUDA graph" if graph else "", lambda model: TensorRTRunner.unavailable_reason(), make)
+    return info
+
+
+def builtin_runtimes() -> list[Runtime]:
+    """In report order. Reference ranks: PyTorch FP32 on the GPU (TF32 off), else on the CPU; a run that
+    measures neither falls back to ONNX Runtime FP32 and says so."""
+    return [_torch("cpu", "fp32", rank=1), _ort("cpu", "fp32", rank=3),
+            _torch("cuda", "fp32", rank=0), _torch("cuda", "fp32", graph=True),
+            _torch("cuda", "fp16"), _torch("cuda", "fp16", graph=True),
+            _torch("cuda", "fp32", compiled=True), _torch("cuda", "fp16", compiled=True),
+            _ort("cuda", "fp32", rank=2), _ort("cuda", "fp32", graph=True),
+            _ort("cuda", "fp16"), _ort("cuda", "fp16", graph=True),
+            _tensorrt("fp32"), _tensorrt("fp32", graph=True), _tensorrt("fp16"), _tensorrt("fp16", graph=True),
+            _ort("cuda", "fp32", ep="tensorrt"), _ort("cuda", "fp16", ep="tensorrt")]
+
+
+# -- runtimes from other packages ----------------------------------------------------------------------------
+
+def plugin_runtimes(taken: set[str], warn=lambda line: print(line, file=sys.stderr)) -> list[Runtime]:
+    from importlib.metadata import entry_points
+
+    found = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            obj = ep.load()
+            obj = obj() if callable(obj) and not isinstance(obj, Runtime) else obj
+            items = [obj] if isinstance(obj, Runtime) else list(obj)
+            if not all(isinstance(r, Runtime) and r.make is not None for r in items):
+                raise TypeError("expected Runtime entries with a make function")
+        except Exception as e:  # a broken plugin must not stop a run of the others
+            warn(f"rtreport: runtime plugin {ep.name} ({ep.value}) ignored: {type(e).__name__}: {e}")
+            continue
+        for r in items:
+            if r.id in taken:
+                warn(f"rtreport: runtime plugin {ep.name} ignored its runtime {r.id}: that id is taken")
+                continue
+            taken.add(r.id)
+            found.append(r)
+    return found
+
+
+def all_runtimes() -> list[Runtime]:
+    builtin = builtin_runtimes()
+    return builtin + plugin_runtimes({r.id for r in builtin})
+
+
+def reference_runtime_id(available_ids: list[str], runtimes: list[Runtime] | None = None) -> str | None:
+    ranked = sorted((r.reference_rank, r.id) for r in (runtimes or all_runtimes())
+                    if r.reference_rank is not None and r.id in available_ids)
+    return ranked[0][1] if ranked else None

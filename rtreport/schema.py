@@ -1,0 +1,160 @@
+"""The DuckDB file: the one contract between ``collect`` (which writes it) and ``site_gen`` (which reads it).
+
+Raw observations plus provenance; nothing derived. Every fact table has a primary key. Files of an older
+schema are read through ``upgrade``, which copies them into an in-memory database of the current schema
+(the file itself is never changed). docs/duckdb-schema.md explains every column.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+APPLICATION = "rtreport"
+SCHEMA_VERSION = 2
+
+# table -> (columns, primary key). Types are DuckDB's.
+TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
+    "meta": ([("key", "VARCHAR"), ("value", "VARCHAR NOT NULL")], ("key",)),
+    "runs": ([
+        ("run_id", "VARCHAR"), ("label", "VARCHAR NOT NULL"),
+        ("started_at", "TIMESTAMP NOT NULL"), ("finished_at", "TIMESTAMP"),          # UTC
+        ("status", "VARCHAR NOT NULL"), ("status_detail", "VARCHAR"),               # running|complete|incomplete
+        ("profile", "VARCHAR NOT NULL"),                                              # full|quick
+        ("host", "VARCHAR"), ("os", "VARCHAR"), ("cpu", "VARCHAR"), ("cpu_count", "INTEGER"),
+        ("gpu_name", "VARCHAR"), ("gpu_driver", "VARCHAR"), ("cuda_version", "VARCHAR"),
+        ("python_version", "VARCHAR"),
+        ("environment", "JSON"),           # {distribution: version} of every library the run could use
+        ("rtreport_version", "VARCHAR"), ("code_version", "VARCHAR"), ("code_hash", "VARCHAR"),
+        ("model_path", "VARCHAR"), ("model_format", "VARCHAR"), ("model_sha256", "VARCHAR"),
+        ("num_actions", "INTEGER"),
+        ("fixed_states_sha256", "VARCHAR"), ("seeds_sha256", "VARCHAR"),
+        ("reference_runtime", "VARCHAR"), ("eval_epsilon", "DOUBLE"),
+        ("protocol", "JSON"), ("settings", "JSON"),
+    ], ("run_id",)),
+    "runtimes": ([
+        ("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("position", "INTEGER"),   # report order
+        ("title", "VARCHAR"), ("framework", "VARCHAR"), ("device", "VARCHAR"), ("precision", "VARCHAR"),
+        ("variant", "VARCHAR"),
+        ("status", "VARCHAR NOT NULL"), ("reason", "VARCHAR"),                       # available|failed|unavailable
+        ("artifact_path", "VARCHAR"), ("artifact_bytes", "BIGINT"), ("prepare_seconds", "DOUBLE"),
+        ("libraries", "JSON"),    # {library: version} this runtime ran on
+        ("numerics", "JSON"),     # {"tf32": "off"|"on"|"not-applicable"|"by-types"|"default", "switches": {...}}
+        ("details", "JSON"),      # anything else the runner says about itself
+    ], ("run_id", "runtime_id")),
+    "latency": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("kind", "VARCHAR"), ("batch_size", "INTEGER"),
+                 ("round", "INTEGER"), ("iteration", "INTEGER"), ("seconds", "DOUBLE")],
+                ("run_id", "runtime_id", "kind", "batch_size", "round", "iteration")),
+    "state_q": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("state_index", "INTEGER"),
+                 ("q_values", "FLOAT[]"), ("action", "INTEGER")], ("run_id", "runtime_id", "state_index")),
+    "episodes": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("score", "DOUBLE"),
+                  ("steps", "INTEGER"), ("truncated", "BOOLEAN"), ("step_cap", "INTEGER"), ("seconds", "DOUBLE"),
+                  ("actions", "UTINYINT[]")], ("run_id", "runtime_id", "seed")),
+}
+
+
+def seeds_sha256(seeds) -> str:
+    """The seed list's fingerprint (SHA-256 of its JSON), as every run records it."""
+    return hashlib.sha256(json.dumps([int(s) for s in seeds]).encode()).hexdigest()
+
+
+def ddl(keys: bool = True) -> str:
+    """CREATE TABLE statements; ``keys=False`` for a reading copy that must keep a damaged file's repeats."""
+    out = []
+    for table, (columns, key) in TABLES.items():
+        cols = [f"{name} {kind}" for name, kind in columns]
+        if keys:
+            cols.append(f"PRIMARY KEY ({', '.join(key)})")
+        out.append(f"CREATE TABLE {table} ({', '.join(cols)});")
+    return "\n".join(out)
+
+
+def create(con) -> None:
+    con.execute(ddl())
+    con.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION),
+                                                        ("schema_version", str(SCHEMA_VERSION))])
+
+
+def upgrade(path: str, version: int):
+    """An in-memory database of the current schema holding the file's rows (read-only ``ATTACH``)."""
+    import duckdb
+
+    if version not in MIGRATIONS:
+        raise ValueError(f"no migration from schema version {version}")
+    mem = duckdb.connect()
+    mem.execute(ddl(keys=False))
+    mem.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS src (READ_ONLY)")
+    try:
+        MIGRATIONS[version](mem)
+    finally:
+        mem.execute("DETACH src")
+    mem.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION),
+                                                        ("schema_version", str(SCHEMA_VERSION)),
+                                                        ("migrated_from", str(version))])
+    return mem
+
+
+# -- schema 1 (files written before 2026-12) ------------------------------------------------------------
+
+# Schema 1 kept the report order in rtreport's own code; these were its runtimes, in that order.
+V1_ORDER = ["torch-cpu-fp32", "ort-cpu-fp32", "torch-cuda-fp32", "torch-cuda-fp32-graph", "torch-cuda-fp16",
+            "torch-cuda-fp16-graph", "torch-cuda-fp32-compile", "torch-cuda-fp16-compile", "ort-cuda-fp32",
+            "ort-cuda-fp32-graph", "ort-cuda-fp16", "ort-cuda-fp16-graph", "trt-fp32", "trt-fp32-graph", "trt-fp16",
+            "trt-fp16-graph", "ort-trt-fp32", "ort-trt-fp16"]
+V1_LIBRARY_KEYS = ("torch", "onnxruntime", "tensorrt", "triton", "cuda", "cudnn")
+
+
+def numerics_from_v1(details: dict) -> dict:
+    """Schema 1 said a runtime's TF32 state in runner-specific shapes, some of them prose; schema 2 names it."""
+    tf32 = details.get("tf32")
+    if isinstance(tf32, dict) and "use_tf32" in tf32:
+        return {"tf32": "on" if str(tf32["use_tf32"]) == "1" else "off", "switches": {"use_tf32": tf32["use_tf32"]}}
+    if isinstance(tf32, dict) and {"matmul", "cudnn"} <= set(tf32):
+        return {"tf32": "on" if tf32["matmul"] or tf32["cudnn"] else "off",
+                "switches": {"matmul": tf32["matmul"], "cudnn": tf32["cudnn"]}}
+    if isinstance(tf32, str):
+        if "CPU" in tf32:
+            return {"tf32": "not-applicable"}
+        if tf32.startswith("off"):
+            return {"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}
+        if tf32.startswith("strongly typed"):
+            return {"tf32": "by-types"}
+        if "default" in tf32:
+            return {"tf32": "default"}
+    return {}
+
+
+def _from_v1(mem) -> None:
+    environment = {"torch": "torch_version", "onnxruntime": "onnxruntime_version", "tensorrt": "tensorrt_version",
+                   "ale-py": "ale_py_version", "gymnasium": "gymnasium_version", "numpy": "numpy_version"}
+    env_sql = "json_object(" + ", ".join(f"'{k}', {v}" for k, v in environment.items()) + ")"
+    mem.execute(f"""
+        INSERT INTO runs SELECT run_id, label, started_at, finished_at, status, status_detail, profile, host, os, cpu,
+            cpu_count, gpu_name, gpu_driver, cuda_version, python_version, {env_sql}, rtreport_version, code_version,
+            NULL, model_path, model_format, model_sha256, num_actions, NULL, NULL, reference_runtime, eval_epsilon,
+            protocol, settings FROM src.runs""")
+    for run_id, settings in mem.execute("SELECT run_id, settings FROM runs").fetchall():  # derivable: the seed list
+        seeds = json.loads(settings or "{}").get("seeds")
+        if seeds is not None:
+            mem.execute("UPDATE runs SET seeds_sha256 = ? WHERE run_id = ?", [seeds_sha256(seeds), run_id])
+    rows = mem.execute("SELECT run_id, runtime_id, title, framework, device, precision, variant, status, reason, "
+                       "artifact_path, artifact_bytes, prepare_seconds, details FROM src.runtimes").fetchall()
+    for r in rows:
+        details = json.loads(r[12]) if r[12] else {}
+        libraries = {k: details.pop(k) for k in V1_LIBRARY_KEYS if details.get(k) is not None}
+        numerics = numerics_from_v1(details)
+        details.pop("tf32", None)
+        position = V1_ORDER.index(r[1]) if r[1] in V1_ORDER else len(V1_ORDER)
+        mem.execute("INSERT INTO runtimes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [r[0], r[1], position, *r[2:12], json.dumps(libraries, sort_keys=True),
+                     json.dumps(numerics, sort_keys=True), json.dumps(details, sort_keys=True)])
+    mem.execute("INSERT INTO latency SELECT run_id, runtime_id, kind, batch_size, 0, iteration, seconds FROM src.latency")
+    mem.execute("INSERT INTO state_q SELECT run_id, runtime_id, state_index, q_values, action FROM src.state_q")
+    mem.execute("""
+        INSERT INTO episodes SELECT e.run_id, e.runtime_id, e.seed, e.score, e.steps, e.truncated, e.step_cap,
+            e.seconds, a.actions
+        FROM src.episodes e LEFT JOIN (
+            SELECT run_id, runtime_id, seed, list(TRY_CAST(action AS UTINYINT) ORDER BY step) AS actions
+            FROM src.actions GROUP BY ALL) a USING (run_id, runtime_id, seed)""")
+
+
+MIGRATIONS = {1: _from_v1}

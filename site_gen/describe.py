@@ -1,0 +1,134 @@
+"""Runs and runtimes described in words, in the reader's language: banners, scope, provenance, TF32 states.
+Everything here is read from the run's file (``load.RunRows``); nothing is computed beyond formatting."""
+from __future__ import annotations
+
+from .analysis import RunResult
+from .i18n import Translator
+
+# How the libraries runners report (``libraries`` of a runtime row) are named on the pages.
+LIBRARY_NAMES = {"torch": "PyTorch", "onnxruntime": "ONNX Runtime", "tensorrt": "TensorRT",
+                 "tensorrt_rtx": "TensorRT-RTX", "triton": "Triton", "cudnn": "cuDNN", "cuda": "CUDA"}
+SCOPE_LIBRARIES = ("torch", "onnxruntime", "tensorrt", "tensorrt_rtx")
+SWITCH_ORDER = ("matmul", "cudnn")
+# Provenance lists the environment in this order (the runtimes' libraries first), then the rest by name.
+ENVIRONMENT_ORDER = ("torch", "onnxruntime", "onnxruntime-gpu", "tensorrt", "tensorrt-rtx", "ale-py", "gymnasium",
+                     "numpy")
+
+
+def libraries_used(res: RunResult) -> dict:
+    """{library: version} over the runtimes that ran (the first version seen of each)."""
+    seen: dict = {}
+    for r in res.runtimes:
+        for name, v in (r.rows.libraries or {}).items():
+            if v is not None:
+                seen.setdefault(name, str(v))
+    return seen
+
+
+def machine_description(res: RunResult) -> str:
+    run = res.rows.run
+    return " · ".join(x for x in (run.get("gpu_name") or run.get("cpu"), run.get("os"), run.get("started_at")
+                                  and str(run["started_at"])[:19]) if x)
+
+
+def scope_text(res: RunResult, t: Translator) -> str:
+    run = res.rows.run
+    used = libraries_used(res)
+    versions = ", ".join([f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used] +
+                         [f"{name} {run[key]}" for name, key in (("CUDA", "cuda_version"), ("driver", "gpu_driver"))
+                          if run.get(key)])
+    return t("scope", model=f"{run['model_path'].rsplit('/', 1)[-1]} (sha256 {run['model_sha256'][:12]})",
+             machine=run.get("gpu_name") or run.get("cpu") or "?", versions=versions,
+             workload=workload_text(res, t))
+
+
+def workload_text(res: RunResult, t: Translator) -> str:
+    settings = res.rows.run.get("settings", {})
+    return t("workload_text", states=settings.get("states", "?"), seeds=len(settings.get("seeds", [])),
+             epsilon=res.rows.run.get("eval_epsilon"))
+
+
+TF32_KEYS = {"off": "tf32_off", "on": "tf32_on", "not-applicable": "tf32_cpu", "by-types": "tf32_typed",
+             "default": "tf32_default"}
+
+
+def tf32_text(numerics: dict, t) -> str:
+    """A runtime's recorded TF32 state (``numerics`` of its row) in the reader's language, with the switches
+    that set it as the library names them."""
+    state = (numerics or {}).get("tf32")
+    if state not in TF32_KEYS:
+        return t("none")
+    switches = (numerics or {}).get("switches") or {}
+    words = {True: t("tf32_on"), False: t("tf32_off")}
+    order = sorted(switches, key=lambda k: (SWITCH_ORDER.index(k) if k in SWITCH_ORDER else len(SWITCH_ORDER), k))
+    shown = ", ".join(f"{LIBRARY_NAMES.get(k, k)} {words[v]}" if isinstance(v, bool) else f"{k}={v}"
+                      for k in order for v in (switches[k],))
+    return t(TF32_KEYS[state]) + (f" ({shown})" if shown else "")
+
+
+def banners(res: RunResult, t: Translator) -> list[str]:
+    """What a reader must know before reading this machine's numbers: how the run ended, what it lacks."""
+    run = res.rows.run
+    out = []
+    if run["status"] == "running":
+        out.append(t("stopped_banner"))
+    elif run["status"] != "complete":
+        out.append(t("partial_banner", status=t(f"status_word_{run['status']}") if run["status"] == "incomplete"
+                     else run["status"], detail=run.get("status_detail") or t("none")))
+    if run.get("profile") == "quick":
+        out.append(t("smoke_banner"))
+    if res.rows.problems:
+        out.append(t("invalid_banner", problems="; ".join(str(p) for p in res.rows.problems)))
+    ref = res.runtime(res.reference_id)
+    if res.withheld == "no-reference":
+        out.append(t("no_reference_banner"))
+    elif res.withheld == "reference-not-measured":
+        out.append(t("reference_failed_banner", ref=res.reference_id,
+                     status=t(f"status_{ref.rows.status}") if ref else t("status_not_run")))
+    elif ref and not res.reference_id.startswith("torch-"):
+        why = "why_onnx_model" if run.get("model_format") == "onnx" else "why_not_measured"
+        out.append(t("other_reference_banner", ref=ref.rows.title, why=t(why)))
+    return out
+
+
+def contents_text(res: RunResult, t: Translator) -> list[str]:
+    """What the file holds, in words (a run cut short or limited to a few runtimes says so plainly)."""
+    measured = [r for r in res.runtimes if r.latency or r.agreement or r.scores]
+    lines = [t("contents_none") if not measured else
+             t("contents", measured=len(measured), listed=len(res.runtimes),
+               ids=", ".join(r.rows.runtime_id for r in measured))]
+    if measured and all(r.is_reference for r in measured) and not res.withheld:
+        lines.append(t("only_reference"))
+    return lines
+
+
+def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
+    run = res.rows.run
+    ref = res.runtime(res.reference_id)
+    status = run["status"]
+    versions = [f"python {run['python_version']}"] if run.get("python_version") else []
+    env = run.get("environment") or {}
+    names = sorted(env, key=lambda k: (ENVIRONMENT_ORDER.index(k) if k in ENVIRONMENT_ORDER else len(ENVIRONMENT_ORDER), k))
+    versions += [f"{k} {env[k]}" for k in names if env[k]]
+    versions += [f"rtreport {run[k]}" if k == "rtreport_version" else f"code {run[k]}" for k in
+                 ("rtreport_version", "code_version") if run.get(k)]
+    rows = [(t("prov_label"), run["label"]), (t("prov_run"), run["run_id"]),
+            (t("prov_started"), str(run["started_at"])[:19]),
+            (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
+            (t("prov_status"), t(f"status_word_{status}") if status in ("running", "incomplete", "complete")
+             else status), (t("prov_profile"), run.get("profile")),
+            (t("prov_host"), run.get("host")), (t("prov_os"), run.get("os")),
+            (t("prov_cpu"), f"{run.get('cpu')} ({run.get('cpu_count')})"),
+            (t("prov_gpu"), run.get("gpu_name") or t("none")), (t("prov_driver"), run.get("gpu_driver") or t("none")),
+            (t("prov_cuda"), run.get("cuda_version") or t("none")),
+            (t("prov_versions"), ", ".join(versions))]
+    if run.get("code_hash"):
+        rows.append((t("prov_code_hash"), run["code_hash"]))
+    rows += [(t("prov_model"), f"{run['model_path']} ({run['model_format']}, sha256 {run['model_sha256']})")]
+    for key, label in (("fixed_states_sha256", "prov_fixed_states"), ("seeds_sha256", "prov_seeds")):
+        if run.get(key):
+            rows.append((t(label), f"sha256 {run[key]}"))
+    rows += [(t("prov_reference"), ref.rows.title if ref else t("none")),
+             (t("prov_tf32"), tf32_text(ref.rows.numerics, t) if ref else t("none")),
+             (t("prov_source"), res.rows.source.name)]
+    return rows
