@@ -1,8 +1,10 @@
 """Glue between the CLI and the Collector: input checks, the output file, progress, stop signals."""
 from __future__ import annotations
 
+import json
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -12,6 +14,7 @@ from rtreport.labels import check_label, slug
 
 from . import paths
 from .artifacts import Artifacts
+from . import resume as resume_run
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
 from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
@@ -61,7 +64,7 @@ def reference_notice(reference: str | None, available: list[str], requested: lis
 
 
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
-                play_workers=None) -> int:
+                play_workers=None, resume=None, rounds=None) -> int:
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None
@@ -70,18 +73,41 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
         unknown = [r for r in runtime_ids if r not in known]
         if unknown or not runtime_ids:
             raise UserError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
+    stored = None
+    if resume is not None:
+        if out is not None or label or quick:
+            raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
+        stored = resume_run.read_run(Path(resume))
+        import torch
+        resume_run.check_same_run(stored, model, torch.cuda.get_device_name(cuda_index)
+                                  if torch.cuda.is_available() else None)
+        label, out, overwrite = stored["label"], Path(resume), True
+        requested = stored["settings"].get("runtimes_requested", [])
+        runtime_ids = list(dict.fromkeys([*requested, *(runtime_ids or [])]))
+        profile = resume_run.profile_for(stored, rounds)
+    else:
+        profile = QUICK if quick else FULL
+        if rounds:
+            profile = replace(profile, rounds=rounds)
     label = check_label(label) if label else default_label(cuda_index)
     if out is None:
         out = Path("data") / f"{slug(label)}.duckdb"
         out.parent.mkdir(exist_ok=True)
     out = Path(out)
     artifacts_dir = Path(artifacts) if artifacts else Path("artifacts") / slug(label)
+
     def say(line: str) -> None:
         if not quiet:
             click.echo(line, err=True)
 
     with OutputFile(out, overwrite) as target:
-        store = RunStore(target.partial, new_run_id())
+        if stored:
+            resume_run.copy_for_writing(out, target.partial)
+            store = RunStore(target.partial, stored["run_id"], existing=True)
+            if profile.rounds != stored["settings"].get("rounds"):
+                store.update_run(settings=json.dumps({**stored["settings"], "rounds": profile.rounds}, sort_keys=True))
+        else:
+            store = RunStore(target.partial, new_run_id())
         if quiet:
             ui = Silent()
         elif sys.stderr.isatty():
@@ -89,8 +115,8 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
             ui = Bars(Console(stderr=True))
         else:
             ui = Lines(say)
-        collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), QUICK if quick else FULL,
-                              runtime_ids, cuda_index, label, ui, play_workers)
+        collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), profile,
+                              runtime_ids, cuda_index, label, ui, play_workers, stored)
         available = [rid for rid, r in collector.reasons.items() if r is None]
         if not available:
             store.close()
@@ -101,7 +127,12 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
         for stale in target.stale_partials():
             say(f"note: {stale} holds an earlier run to {out.name} that stopped unexpectedly; "
                 f"rtreport build {stale} shows what it measured")
-        say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run ends)")
+        if stored:
+            say(f"resuming run {stored['run_id']} of {stored['label']} ({stored['status']}): measuring what it "
+                f"still lacks, written as {target.partial.name} until this session ends")
+        else:
+            say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run "
+                "ends)")
         say(reference_notice(collector.reference, available, [s.id for s in collector.specs],
                              collector.reasons))
         code, message, error = 0, None, None

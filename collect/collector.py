@@ -1,6 +1,14 @@
-"""``rtreport collect``: every runtime this machine can run, through the whole protocol, into one DuckDB file."""
+"""``rtreport collect``: every runtime this machine can run, through the whole protocol, into one DuckDB file.
+
+Phases, each doing only what the file still lacks (so ``--resume`` continues a run where it stopped):
+prepare every runtime; fixed states; batch sweep; latency rounds, interleaved across runtimes in a seeded
+order; play (``play.PlayPhase``): the reference with every candidate shadowing it, looks of the
+group-sequential play test, own play only where a candidate can differ.
+"""
 from __future__ import annotations
 
+import json
+import random
 import socket
 import uuid
 from dataclasses import asdict, dataclass
@@ -8,37 +16,45 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from rtreport import schema
+from rtreport.gates import Gates
 
-from . import measure, provenance
+from . import costs, measure, provenance
 from .agent.network import sha256_file
-from .agent.protocol import EVAL_EPSILON, make_eval_env, protocol_settings
+from .agent.protocol import EVAL_EPSILON, protocol_settings
 from .agent.shipped import load_seeds
 from .artifacts import Artifacts
+from .conditions import gpu_conditions
 from .model_input import ModelSource
 from .paths import FIXED_STATES, shown
-from .play_pool import PlayPool, auto_workers
+from .play import Design, PlayPhase
+from .play_pool import Players, auto_workers
 from .progress import Silent
 from .registry import Runtime, all_runtimes, reference_runtime_id
 from .runners.base import RuntimeUnavailable
-from .store import RunStore
+from .store import RunStore, now
+
+ROUND_ORDER_SEED = 20261130   # latency rounds: runtime order of round r is a permutation seeded with this + r
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
     num_states: int | None = None            # None: all 60 fixed states
-    num_seeds: int | None = None             # None: all 30 evaluation seeds
+    looks: tuple = (100, 300, 600, 900, 1200)  # play test: seeds of the pre-registered list at each look
+    check_seeds: int = 5                     # the first seeds every candidate really replays (the reuse rule's check)
     episode_step_cap: int | None = None      # None: whole games (the protocol's 108,000-frame cap only)
-    latency_warmup: int = 200
-    latency_samples: int = 2000
+    rounds: int = 3                          # latency rounds per runtime, interleaved across runtimes
+    latency_warmup: int = 200                # per round
+    latency_samples: int = 2000              # per round
     batch_sizes: tuple = measure.BATCH_SIZES
     batch_iterations: int = 100
     batch_budget_seconds: float = 3.0
 
 
 FULL = Profile("full")
-QUICK = Profile("quick", num_states=8, num_seeds=2, episode_step_cap=150, latency_warmup=20, latency_samples=300,
-                batch_sizes=(1, 8, 32), batch_iterations=10, batch_budget_seconds=0.5)
+QUICK = Profile("quick", num_states=8, looks=(2,), check_seeds=1, episode_step_cap=150, latency_warmup=20,
+                latency_samples=300, batch_sizes=(1, 8, 32), batch_iterations=10, batch_budget_seconds=0.5)
+PROFILES = {p.name: p for p in (FULL, QUICK)}
 
 
 def default_label(cuda_index: int = 0) -> str:
@@ -53,51 +69,70 @@ def default_label(cuda_index: int = 0) -> str:
 class Collector:
     def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
                  runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None,
-                 play_workers: int | None = None):
-        """``play_workers``: processes that play each runtime's episodes; None picks per runtime
-        (``play_pool.auto_workers``). Results do not depend on it; only the wall time does."""
+                 play_workers: int | None = None, resuming: dict | None = None):
+        """``resuming``: the stored run's row (``collect --resume``); its settings decide the protocol."""
         self.model, self.store, self.artifacts, self.profile = model, store, artifacts, profile
-        self.cuda_index, self.label = cuda_index, label
+        self.cuda_index, self.label, self.resuming = cuda_index, label, resuming
         self.known = all_runtimes()
         self.specs = [s for s in self.known if runtime_ids is None or s.id in runtime_ids]
         self.ui = ui or Silent()
         # Which runtimes can run here, and so which one is the reference, is known before anything is measured.
         self.reasons = {s.id: s.check(self.model) for s in self.specs}
-        self.reference = reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
+        self.reference = (resuming or {}).get("reference_runtime") if resuming else \
+            reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
         states = np.load(FIXED_STATES)
         self.states = states[: profile.num_states] if profile.num_states else states
-        seeds = load_seeds()["evaluation"]
-        self.seeds = seeds[: profile.num_seeds] if profile.num_seeds else seeds
+        self.seeds = tuple(load_seeds()["play"])[: profile.looks[-1]]
+        self.play_workers = play_workers
         self.phase, self.runtime_id = "starting", None
-        self.play_workers = {s.id: play_workers or auto_workers(s.device, len(self.seeds)) for s in self.specs}
-
-    def run(self) -> None:
-        reasons, reference = self.reasons, self.reference
-        machine = provenance.machine(self.cuda_index)
-        self.store.start_run({
-            "label": self.label, "profile": self.profile.name, **machine,
-            "model_path": shown(self.model.path), "model_format": self.model.format,
-            "model_sha256": self.model.sha256, "num_actions": self.model.num_actions,
-            "fixed_states_sha256": sha256_file(FIXED_STATES),
-            "seeds_sha256": schema.seeds_sha256(self.seeds),
-            "reference_runtime": reference, "eval_epsilon": EVAL_EPSILON,
-            "protocol": protocol_settings(),
-            "settings": {**asdict(self.profile), "cuda_index": self.cuda_index,
-                         "runtimes_requested": [s.id for s in self.specs],
-                         "states": len(self.states), "seeds": self.seeds, "play_workers": self.play_workers},
-        })
-        for spec in self.specs:
-            if reasons[spec.id]:
-                self._record(spec, "unavailable", reasons[spec.id])
-        ordered = sorted((s for s in self.specs if not reasons[s.id]), key=lambda s: s.id != reference)
-        for spec in ordered:
-            self._measure_runtime(spec)
-        self.store.finish_run("complete")
+        self.runners: dict = {}
 
     def where(self) -> str:
         """Where the run is, in words (e.g. for an interrupted run's status)."""
         return f"{self.phase} of {self.runtime_id}" if self.runtime_id else self.phase
 
+    def _at(self, phase: str, runtime_id: str | None = None) -> None:
+        self.phase, self.runtime_id = phase, runtime_id
+
+    def run(self) -> None:
+        machine = provenance.machine(self.cuda_index)
+        if not self.resuming:
+            margin = Gates.load().play_margin
+            self.store.start_run({
+                "label": self.label, "profile": self.profile.name, **machine,
+                "model_path": shown(self.model.path), "model_format": self.model.format,
+                "model_sha256": self.model.sha256, "num_actions": self.model.num_actions,
+                "fixed_states_sha256": sha256_file(FIXED_STATES), "seeds_sha256": schema.seeds_sha256(self.seeds),
+                "reference_runtime": self.reference, "eval_epsilon": EVAL_EPSILON, "protocol": protocol_settings(),
+                "settings": {**asdict(self.profile), "cuda_index": self.cuda_index,
+                             "runtimes_requested": [s.id for s in self.specs], "states": len(self.states),
+                             "seeds": list(self.seeds), "play_margin_fraction": margin,
+                             "round_order_seed": ROUND_ORDER_SEED}})
+        self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"])
+        stored = dict(self.store.con.execute("SELECT runtime_id, status FROM runtimes WHERE run_id = ?",
+                                             [self.store.run_id]).fetchall())
+        for spec in self.specs:
+            if self.reasons[spec.id] and stored.get(spec.id) != "available":
+                self._record(spec, "unavailable", self.reasons[spec.id])
+        todo = [s for s in self.specs if not self.reasons[s.id] and stored.get(s.id) != "failed"]
+        todo.sort(key=lambda s: s.id != self.reference)
+        try:
+            for spec in todo:
+                self._prepare(spec)
+            for rid, runner in list(self.runners.items()):
+                self._guard(rid, self._fixed_states_and_batches, rid, runner)
+            self._latency_rounds()
+            self._costs()
+            self._play()
+        finally:
+            for runner in self.runners.values():
+                try:
+                    runner.close()
+                except Exception:
+                    pass
+        self.store.finish_run("complete")
+
+    # -- runtimes ----------------------------------------------------------------------------------------
     def _record(self, spec: Runtime, status: str, reason: str | None = None, runner=None) -> None:
         fields = dict(position=self.known.index(spec), title=spec.title, framework=spec.framework,
                       device=spec.device, precision=spec.precision, variant=spec.variant, status=status, reason=reason)
@@ -110,72 +145,141 @@ class Collector:
                 fields["details"] = {"describe_error": f"{type(e).__name__}: {e}"}
         self.store.put_runtime(spec.id, **fields)
 
-    def _measure_runtime(self, spec: Runtime) -> None:
-        rid = spec.id
+    def _prepare(self, spec: Runtime) -> None:
+        self._at("prepare", spec.id)
         runner = None
         try:
-            self.runtime_id, self.phase = rid, "prepare"
             runner = spec.make(self.model, self.artifacts, self.cuda_index)
-            with self.ui.phase(f"{rid}: prepare", 1) as tick:
+            before = costs.memory_snapshot(spec.device, self.cuda_index)
+            with self.ui.phase(f"{spec.id}: prepare", 1) as tick:
                 runner.prepare()
                 tick(1)
+            after = costs.memory_snapshot(spec.device, self.cuda_index)
             self._record(spec, "available", runner=runner)
-            self._phases(rid, runner)
+            if not self._have("SELECT 1 FROM resources WHERE run_id = ? AND runtime_id = ? AND kind = 'rss_increase'",
+                              spec.id):
+                self.store.add_costs(spec.id, resources=costs.memory_rows(before, after))
+            self.runners[spec.id] = runner
         except RuntimeUnavailable as e:
             self._record(spec, "unavailable", str(e), runner)
         except KeyboardInterrupt:
             raise
         except Exception as e:  # this runtime failed; the others go on
-            self._record(spec, "failed", f"{self.phase}: {type(e).__name__}: {e}", runner)
-        finally:
-            if runner is not None:
-                try:
-                    runner.close()
-                except Exception:
-                    pass
+            self._record(spec, "failed", f"prepare: {type(e).__name__}: {e}", runner)
 
-    def _phases(self, rid: str, runner) -> None:
+    def _fail(self, rid: str, reason: str) -> None:
+        """A runtime failed after preparing: recorded with its error; it keeps what it measured."""
+        spec = next(s for s in self.known if s.id == rid)
+        self._record(spec, "failed", reason, self.runners.pop(rid, None))
+
+    def _guard(self, rid: str, phase, *args) -> None:
+        try:
+            phase(*args)
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # this runtime failed; the others go on
+            self._fail(rid, f"{self.phase}: {type(e).__name__}: {e}")
+
+    def _have(self, sql: str, *params) -> set:
+        return {r[0] for r in self.store.con.execute(sql, [self.store.run_id, *params]).fetchall()}
+
+    # -- phases -----------------------------------------------------------------------------------------
+    def _fixed_states_and_batches(self, rid: str, runner) -> None:
         p = self.profile
-        ui = self.ui
-        self.phase = "decision latency"
-        with ui.phase(f"{rid}: decision latency", p.latency_samples) as tick:
+        if not self._have("SELECT 1 FROM state_q WHERE run_id = ? AND runtime_id = ?", rid):
+            self._at("fixed states", rid)
+            with self.ui.phase(f"{rid}: fixed states", len(self.states)) as tick:
+                q = measure.state_q_values(runner, self.states)
+                tick(len(self.states))
+            self.store.add_state_q(rid, q, q.argmax(axis=1))
+        done = self._have("SELECT DISTINCT batch_size FROM latency WHERE run_id = ? AND runtime_id = ? "
+                          "AND kind = 'batch'", rid)
+        sizes = [b for b in p.batch_sizes if b not in done and (runner.fixed_batch is None or b == runner.fixed_batch)]
+        if sizes:  # a captured CUDA graph serves its one batch size
+            self._at("batch sweep", rid)
+            with self.ui.phase(f"{rid}: batch sweep", len(sizes)) as tick:
+                for b in sizes:
+                    self.store.add_latency(rid, "batch", b, measure.batch_latency(
+                        runner, self.states, b, p.batch_iterations, p.batch_budget_seconds))
+                    tick(1)
+
+    def _latency_rounds(self) -> None:
+        """Round r measures every runtime once, in a permutation seeded with ROUND_ORDER_SEED + r, each with its
+        own warm-up: drift during the run hits every runtime alike and shows as spread between rounds."""
+        p = self.profile
+        done = set(self.store.con.execute("SELECT runtime_id, round FROM rounds WHERE run_id = ?",
+                                          [self.store.run_id]).fetchall())
+        for r in range(p.rounds):
+            order = sorted(self.runners)
+            random.Random(ROUND_ORDER_SEED + r).shuffle(order)
+            for position, rid in enumerate(order):
+                if (rid, r) in done or rid not in self.runners:
+                    continue
+                self._at(f"latency round {r + 1}", rid)
+                self._guard(rid, self._round, rid, r, position)
+
+    def _round(self, rid: str, r: int, position: int) -> None:
+        p, runner = self.profile, self.runners[rid]
+        started = now()
+        before = gpu_conditions(self.cuda_index) if runner.info.device == "cuda" else None
+        with self.ui.phase(f"{rid}: latency round {r + 1}/{p.rounds}", p.latency_samples) as tick:
             seconds = measure.decision_latency(runner, self.states, p.latency_warmup, p.latency_samples, tick)
-        self.store.add_latency(rid, "decision", 1, seconds)
+        after = gpu_conditions(self.cuda_index) if runner.info.device == "cuda" else None
+        conditions = {"before": before, "after": after} if before or after else None
+        self.store.add_round(rid, r, position, started, seconds, conditions)
 
-        self.phase = "batch sweep"
-        with ui.phase(f"{rid}: batch sweep", len(p.batch_sizes)) as tick:
-            for b in p.batch_sizes:
-                if runner.fixed_batch is not None and b != runner.fixed_batch:
-                    tick(1)
-                    continue  # a captured CUDA graph serves its one batch size
-                self.store.add_latency(rid, "batch", b, measure.batch_latency(
-                    runner, self.states, b, p.batch_iterations, p.batch_budget_seconds))
-                tick(1)
+    def _costs(self) -> None:
+        """GPU runtimes: kernels and copies of a profiled sample of decisions, energy per decision (NVML), and
+        once per run the copy floor; each only if the file lacks it."""
+        if not any(r.info.device == "cuda" for r in self.runners.values()):
+            return
+        if not self._have("SELECT 1 FROM floors WHERE run_id = ? AND kind = 'copy'"):
+            self._at("copy floor")
+            floor = costs.copy_floor()
+            if floor:
+                self.store.add_floor("copy", floor)
+        for rid in [r for r in self.runners if self.runners[r].info.device == "cuda"]:
+            if not self._have("SELECT 1 FROM kernels WHERE run_id = ? AND runtime_id = ?", rid):
+                self._at("kernels", rid)
+                self._guard(rid, self._kernels, rid)
+            if rid in self.runners and not self._have(
+                    "SELECT 1 FROM resources WHERE run_id = ? AND runtime_id = ? AND kind LIKE 'energy%'", rid):
+                self._at("energy", rid)
+                self._guard(rid, self._energy, rid)
 
-        self.phase = "fixed states"
-        with ui.phase(f"{rid}: fixed states", len(self.states)) as tick:
-            q = measure.state_q_values(runner, self.states)
-            tick(len(self.states))
-        self.store.add_state_q(rid, q, q.argmax(axis=1))
+    def _kernels(self, rid: str) -> None:
+        with self.ui.phase(f"{rid}: kernels per decision", 1) as tick:
+            rows, n = costs.kernel_rows(self.runners[rid], self.states)
+            tick(1)
+        self.store.add_costs(rid, rows, n)
 
-        self.phase = "play"
-        workers = self.play_workers[rid]
-        with ui.phase(f"{rid}: play" + (f" ({workers} processes)" if workers > 1 else ""), len(self.seeds)) as tick:
-            if workers > 1:
-                with PlayPool(workers, self.model.path, self.artifacts, rid, self.cuda_index,
-                              runner.worker_args()) as pool:
-                    for episode, seconds in pool.play(self.seeds, p.episode_step_cap):
-                        self.store.add_episode(rid, episode, p.episode_step_cap, seconds)
-                        tick(1)
-                return
-            env = make_eval_env()
-            try:
-                for seed in self.seeds:
-                    episode, seconds = measure.play(runner, seed, p.episode_step_cap, env)
-                    self.store.add_episode(rid, episode, p.episode_step_cap, seconds)
-                    tick(1)
-            finally:
-                env.close()
+    def _energy(self, rid: str) -> None:
+        with self.ui.phase(f"{rid}: energy per decision", 1) as tick:
+            rows = costs.energy(self.runners[rid], self.states, self.cuda_index)
+            tick(1)
+        if rows:
+            self.store.add_costs(rid, resources=rows)
+
+    def _play(self) -> None:
+        if self.reference not in self.runners:
+            return  # no reference: nothing to pair with (the report says so)
+        settings = (self.resuming or {}).get("settings") or {}
+        p = self.profile
+        design = Design(tuple(settings.get("seeds", self.seeds)), tuple(settings.get("looks", p.looks)),
+                        settings.get("check_seeds", p.check_seeds), settings.get("episode_step_cap", p.episode_step_cap),
+                        settings.get("play_margin_fraction", Gates.load().play_margin))
+        candidates = [s.id for s in self.known if s.id in self.runners and s.id != self.reference]
+        devices = [self.runners[rid].info.device for rid in self.runners]
+        workers = self.play_workers or auto_workers(devices, len(design.seeds))
+        self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers}, sort_keys=True))
+        with Players(dict(self.runners), workers, self.model.path, self.artifacts, self.cuda_index) as players:
+            PlayPhase(self.store, design, self.reference, candidates, players, self.ui, self._fail,
+                      lambda text: self._at(text)).run()
+
+
+    def _settings(self) -> dict:
+        return json.loads(self.store.con.execute("SELECT settings FROM runs WHERE run_id = ?",
+                                                 [self.store.run_id]).fetchone()[0])
 
 
 def new_run_id() -> str:

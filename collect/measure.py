@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,3 +58,62 @@ def play(runner, seed: int, max_steps: int | None, env=None):
     start = time.perf_counter()
     episode = play_episode(lambda obs: runner.infer(obs[None])[0], seed, env=env, max_steps=max_steps)
     return episode, time.perf_counter() - start
+
+
+@dataclass
+class Shadow:
+    """What one runtime did when shown every observation of another runtime's (the driver's) episode."""
+    decisions: int = 0
+    same: int = 0
+    first_flip: int | None = None
+    flips: list = field(default_factory=list)   # (step, driver action, action, driver margin, own margin)
+    complete: bool = True                       # False: stopped looking at the first flip
+    error: str | None = None                    # the runtime failed while shadowing
+
+
+def _top_two_margin(q) -> float:
+    top = np.partition(q, -2)[-2:]
+    return float(top[1] - top[0])
+
+
+def play_shadowed(driver, shadows: dict, seed: int, max_steps: int | None, env=None, until_first_flip: bool = False):
+    """One episode played by ``driver`` while every runner in ``shadows`` ({runtime id: runner}) is shown the
+    same observation at every step (batch 1, the deployed decision path) and its greedy action is compared
+    with the driver's greedy action (before the ε draw).
+
+    ``until_first_flip``: a shadow stops at its first different action (enough to know whether it would
+    have played this very episode). Returns (Episode, seconds, {runtime id: Shadow}, decisions per margin bin).
+    """
+    from rtreport.stats import MARGIN_BINS, margin_bin
+
+    tallies = {rid: Shadow(complete=not until_first_flip) for rid in shadows}
+    margin_counts = np.zeros(len(MARGIN_BINS) - 1, dtype=np.int64)
+    step = [0]
+
+    def q_function(obs):
+        x = obs[None]
+        q = driver.infer(x)[0]
+        action, margin = int(np.argmax(q)), _top_two_margin(q)
+        margin_counts[margin_bin(margin)] += 1
+        for rid, runner in shadows.items():
+            t = tallies[rid]
+            if t.error or (until_first_flip and t.first_flip is not None):
+                continue
+            try:
+                own = runner.infer(x)[0]
+            except Exception as e:  # this shadow failed; the episode goes on
+                t.error = f"{type(e).__name__}: {e}"
+                continue
+            t.decisions += 1
+            mine = int(np.argmax(own))
+            if mine == action:
+                t.same += 1
+            else:
+                t.first_flip = step[0] if t.first_flip is None else t.first_flip
+                t.flips.append((step[0], action, mine, margin, _top_two_margin(own)))
+        step[0] += 1
+        return q
+
+    start = time.perf_counter()
+    episode = play_episode(q_function, seed, env=env, max_steps=max_steps)
+    return episode, time.perf_counter() - start, tallies, margin_counts.tolist()

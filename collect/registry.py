@@ -61,14 +61,25 @@ def _ort(device, precision, graph=False, ep=None, rank=None) -> Runtime:
     return info
 
 
-def _tensorrt(precision, graph=False) -> Runtime:
+def _tensorrt(flavour, precision, graph=False) -> Runtime:
     from .runners.tensorrt_runner import TensorRTRunner
+    from .runners.trt_build import FLAVOURS
 
     def make(model, artifacts, cuda):
-        return TensorRTRunner(info, {"fp32": artifacts.onnx_fp32, "fp16": artifacts.onnx_fp16}, artifacts.folder,
-                              model.sha256, cuda, graph)
-    info = Runtime(f"trt-{precision}{'-graph' if graph else ''}", "TensorRT", "cuda", precision,
-                   "CUDA graph" if graph else "", lambda model: TensorRTRunner.unavailable_reason(), make)
+        return TensorRTRunner(info, flavour, {"fp32": artifacts.onnx_fp32, "fp16": artifacts.onnx_fp16},
+                              artifacts.folder, model.sha256, cuda, graph)
+    info = Runtime(f"{flavour}-{precision}{'-graph' if graph else ''}", FLAVOURS[flavour].name, "cuda", precision,
+                   "CUDA graph" if graph else "", lambda model: TensorRTRunner.unavailable_reason(flavour), make)
+    return info
+
+
+def _ort_rtx(precision) -> Runtime:
+    from .runners.ort_plugin_ep import OrtPluginEpRunner
+
+    def make(model, artifacts, cuda):
+        return OrtPluginEpRunner(info, artifacts.onnx_fp16 if precision == "fp16" else artifacts.onnx_fp32, cuda)
+    info = Runtime(f"ort-trtrtx-{precision}", "ONNX Runtime", "cuda", precision, "TensorRT-RTX EP (plugin)",
+                   lambda model: OrtPluginEpRunner.unavailable_reason(), make)
     return info
 
 
@@ -81,8 +92,12 @@ def builtin_runtimes() -> list[Runtime]:
             _torch("cuda", "fp32", compiled=True), _torch("cuda", "fp16", compiled=True),
             _ort("cuda", "fp32", rank=2), _ort("cuda", "fp32", graph=True),
             _ort("cuda", "fp16"), _ort("cuda", "fp16", graph=True),
-            _tensorrt("fp32"), _tensorrt("fp32", graph=True), _tensorrt("fp16"), _tensorrt("fp16", graph=True),
-            _ort("cuda", "fp32", ep="tensorrt"), _ort("cuda", "fp16", ep="tensorrt")]
+            _tensorrt("trt", "fp32"), _tensorrt("trt", "fp32", graph=True), _tensorrt("trt", "fp16"),
+            _tensorrt("trt", "fp16", graph=True),
+            _ort("cuda", "fp32", ep="tensorrt"), _ort("cuda", "fp16", ep="tensorrt"),
+            _tensorrt("trtrtx", "fp32"), _tensorrt("trtrtx", "fp32", graph=True), _tensorrt("trtrtx", "fp16"),
+            _tensorrt("trtrtx", "fp16", graph=True),
+            _ort_rtx("fp32"), _ort_rtx("fp16")]
 
 
 # -- runtimes from other packages ----------------------------------------------------------------------------

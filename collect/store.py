@@ -28,12 +28,16 @@ class RunStore:
     """Writes one run into a new DuckDB file. Each write is one transaction, held together against stop
     signals (``interrupts.hold``/``release``), so an interrupted run's file holds whole phases only."""
 
-    def __init__(self, path: Path, run_id: str):
+    def __init__(self, path: Path, run_id: str, existing: bool = False):
+        """A new file; or, with ``existing``, a file that already holds run ``run_id`` (``collect --resume``)."""
         self.path = Path(path)
         self.run_id = run_id
         self.con = duckdb.connect(str(self.path))
-        with self._write():
-            schema.create(self.con)
+        if not existing:
+            with self._write():
+                schema.create(self.con)
+        self.session = self.con.execute("SELECT coalesce(max(session) + 1, 0) FROM sessions WHERE run_id = ?",
+                                        [run_id]).fetchone()[0] if existing else 0
 
     def _write(self):
         return _Transaction(self.con)
@@ -50,7 +54,19 @@ class RunStore:
             self.con.execute(f"UPDATE runs SET {sets} WHERE run_id = ?", [*fields.values(), self.run_id])
 
     def finish_run(self, status: str, detail: str | None = None) -> None:
-        self.update_run(status=status, status_detail=detail, finished_at=now())
+        finished = now()
+        with self._write():
+            self.con.execute("UPDATE runs SET status = ?, status_detail = ?, finished_at = ? WHERE run_id = ?",
+                             [status, detail, finished, self.run_id])
+            self.con.execute("UPDATE sessions SET status = ?, detail = ?, finished_at = ? WHERE run_id = ? "
+                             "AND session = ?", [status, detail, finished, self.run_id, self.session])
+
+    def start_session(self, code_hash: str | None, version: str | None, host: str | None) -> None:
+        with self._write():
+            self.con.execute("INSERT INTO sessions VALUES (?, ?, ?, NULL, 'running', NULL, ?, ?, ?)",
+                             [self.run_id, self.session, now(), code_hash, version, host])
+            self.con.execute("UPDATE runs SET status = 'running', status_detail = NULL, finished_at = NULL "
+                             "WHERE run_id = ?", [self.run_id])
 
     def put_runtime(self, runtime_id: str, **fields) -> None:
         """Insert or replace a runtime's row (its status moves as the run goes on)."""
@@ -59,6 +75,24 @@ class RunStore:
             self.con.execute("DELETE FROM runtimes WHERE run_id = ? AND runtime_id = ?", [self.run_id, runtime_id])
             self.con.execute(f"INSERT INTO runtimes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                              list(row.values()))
+
+    def add_costs(self, runtime_id: str, kernels=None, decisions: int | None = None, resources=()) -> None:
+        """Profiled kernels and copies ([(name, kind, calls, seconds)] over ``decisions``) and resource readings
+        ([(kind, value, unit, method)]) of one runtime."""
+        with self._write():
+            if kernels is not None:
+                self.con.executemany("INSERT INTO kernels VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     [[self.run_id, runtime_id, *k, decisions] for k in kernels])
+            for kind, value, unit, method in resources:
+                self.con.execute("DELETE FROM resources WHERE run_id = ? AND runtime_id = ? AND kind = ?",
+                                 [self.run_id, runtime_id, kind])
+                self.con.execute("INSERT INTO resources VALUES (?, ?, ?, ?, ?, ?)",
+                                 [self.run_id, runtime_id, kind, float(value), unit, method])
+
+    def add_floor(self, kind: str, seconds: list[float]) -> None:
+        with self._write():
+            self.con.execute("INSERT INTO floors SELECT ?, ?, UNNEST(range(len(s))), UNNEST(s) "
+                             "FROM (SELECT ?::DOUBLE[] AS s)", [self.run_id, kind, seconds])
 
     def add_latency(self, runtime_id: str, kind: str, batch_size: int, seconds: list[float], round_: int = 0) -> None:
         with self._write():
@@ -72,11 +106,66 @@ class RunStore:
                                  [[self.run_id, runtime_id, i, [float(v) for v in q], int(a)]
                                   for i, (q, a) in enumerate(zip(q_values, actions))])
 
-    def add_episode(self, runtime_id: str, episode, step_cap: int | None, seconds: float) -> None:
+    def add_round(self, runtime_id: str, round_: int, position: int, started_at, seconds: list[float],
+                  conditions: dict | None) -> None:
+        """One latency round of one runtime: its samples and when, in which order and how the GPU was then."""
         with self._write():
-            self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::UTINYINT[])",
+            self._insert_latency(runtime_id, "decision", 1, seconds, round_)
+            self.con.execute("INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?)",
+                             [self.run_id, runtime_id, round_, position, started_at,
+                              json.dumps(conditions, sort_keys=True) if conditions else None])
+
+    def add_costs(self, runtime_id: str, kernels=None, decisions: int | None = None, resources=()) -> None:
+        """Profiled kernels and copies ([(name, kind, calls, seconds)] over ``decisions``) and resource readings
+        ([(kind, value, unit, method)]) of one runtime."""
+        with self._write():
+            if kernels is not None:
+                self.con.executemany("INSERT INTO kernels VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     [[self.run_id, runtime_id, *k, decisions] for k in kernels])
+            for kind, value, unit, method in resources:
+                self.con.execute("DELETE FROM resources WHERE run_id = ? AND runtime_id = ? AND kind = ?",
+                                 [self.run_id, runtime_id, kind])
+                self.con.execute("INSERT INTO resources VALUES (?, ?, ?, ?, ?, ?)",
+                                 [self.run_id, runtime_id, kind, float(value), unit, method])
+
+    def add_floor(self, kind: str, seconds: list[float]) -> None:
+        with self._write():
+            self.con.execute("INSERT INTO floors SELECT ?, ?, UNNEST(range(len(s))), UNNEST(s) "
+                             "FROM (SELECT ?::DOUBLE[] AS s)", [self.run_id, kind, seconds])
+
+    def add_latency(self, runtime_id: str, kind: str, batch_size: int, seconds: list[float], round_: int = 0) -> None:
+        with self._write():
+            self._insert_latency(runtime_id, kind, batch_size, seconds, round_)
+
+    def _insert_latency(self, runtime_id, kind, batch_size, seconds, round_):
+        self.con.execute(
+            "INSERT INTO latency SELECT ?, ?, ?, ?, ?, UNNEST(range(len(s))), UNNEST(s) FROM (SELECT ?::DOUBLE[] AS s)",
+            [self.run_id, runtime_id, kind, batch_size, round_, seconds])
+
+    def add_episode(self, runtime_id: str, episode, step_cap: int | None, seconds: float, tallies: dict | None = None,
+                    margin_counts: list | None = None, flips: bool = False, establish=()) -> None:
+        """A played episode, in one transaction with what its shadows saw (``tallies``: {runtime id: Shadow}),
+        their flips (``flips``: the driver is the reference) and the episodes it establishes for ``establish``:
+        runtimes that took the driver's greedy action at every step, so this very episode is theirs too."""
+        with self._write():
+            self.con.execute("DELETE FROM episodes WHERE run_id = ? AND runtime_id = ? AND seed = ?",
+                             [self.run_id, runtime_id, episode.seed])
+            self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::UTINYINT[], NULL, ?)",
                              [self.run_id, runtime_id, episode.seed, episode.score, episode.steps, episode.truncated,
-                              step_cap, seconds, episode.actions])
+                              step_cap, seconds, episode.actions, margin_counts])
+            for rid, t in (tallies or {}).items():
+                if t.error:
+                    continue
+                self.con.execute("INSERT INTO shadow VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 [self.run_id, rid, episode.seed, runtime_id, t.decisions, t.same, t.first_flip,
+                                  t.complete])
+                if flips and t.flips:
+                    self.con.executemany("INSERT INTO flips VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                         [[self.run_id, rid, episode.seed, *f] for f in t.flips])
+            for rid in establish:
+                self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, NULL)",
+                                 [self.run_id, rid, episode.seed, episode.score, episode.steps, episode.truncated,
+                                  step_cap, runtime_id])
 
     def close(self) -> None:
         self.con.close()

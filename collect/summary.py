@@ -6,10 +6,10 @@ import textwrap
 
 import numpy as np
 
-from rtreport.stats import max_abs_difference, percentile, same_action_count
+from rtreport.stats import percentile, same_action_count
 
-COLUMNS = [("runtime", 23, "<"), ("P50 ms", 8, ">"), ("P95 ms", 8, ">"), ("same", 7, ">"),
-           ("max |ΔQ|", 9, ">"), ("mean score", 14, ">")]
+COLUMNS = [("runtime", 23, "<"), ("P50 ms", 8, ">"), ("P95 ms", 8, ">"), ("states", 7, ">"),
+           ("in play", 9, ">"), ("mean score", 14, ">")]
 
 
 def _row(cells) -> str:
@@ -34,7 +34,7 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
     rows = con.execute("SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()
     rows.sort(key=lambda r: order.index(r[0]) if r[0] in order else len(order))
     ref_q = _state_q(con, run_id, reference) if reference else None
-    lines = [f"first look, reference {reference or 'none'} (rtreport build derives the full statistics)"[:width],
+    lines = [f"first look, reference {reference or 'none'}; same action on the fixed states and in play"[:width],
              _row([c[0] for c in COLUMNS])]
     measured = [r for r in rows if r[1] != "unavailable"]
     for rid, status, _ in measured:
@@ -43,16 +43,19 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
         q = _state_q(con, run_id, rid)
         scores = [r[0] for r in con.execute("SELECT score FROM episodes WHERE run_id = ? AND runtime_id = ?",
                                             [run_id, rid]).fetchall()]
-        agree = delta = "—"
+        agree = played = "—"
         if rid == reference:
-            agree = "ref."
+            agree = played = "ref."
         elif ref_q is not None and q is not None and len(q) == len(ref_q):
             agree = f"{same_action_count(ref_q.argmax(1), q.argmax(1))}/{len(q)}"
-            delta = f"{max_abs_difference(ref_q, q):.2e}"
+        same, decisions = con.execute("SELECT sum(same), sum(decisions) FROM shadow WHERE run_id = ? AND "
+                                      "runtime_id = ? AND driver = ?", [run_id, rid, reference]).fetchone()
+        if decisions:
+            played = f"{100 * same / decisions:.2f} %"
         lines.append(_row([rid,
                            f"{percentile(lat, 50) * 1e3:.3f}" if lat else "—",
                            f"{percentile(lat, 95) * 1e3:.3f}" if lat else "—",
-                           agree, delta, f"{np.mean(scores):.1f} ({len(scores)})" if scores else "—"]))
+                           agree, played, f"{np.mean(scores):.1f} ({len(scores)})" if scores else "—"]))
     failed = [(rid, reason) for rid, status, reason in rows if status == "failed"]
     if failed:
         lines.append("failed (kept what they measured before failing):")

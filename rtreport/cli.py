@@ -80,14 +80,19 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
 @click.option("--device", "cuda_device", default="cuda:0", show_default=True, help="CUDA device for GPU runtimes.")
 @click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder for exported models and engines; default ./artifacts/<label>/.")
-@click.option("--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 300 latency samples.")
+@click.option("--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 3 rounds of 300 latency samples.")
 @click.option("--play-workers", type=click.IntRange(1, 64), default=None,
               help="Processes playing each runtime's episodes (same results, less wall time); "
                    "default: half the cores (at most 8) for GPU runtimes, 1 for CPU runtimes.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
+@click.option("--resume", type=click.Path(path_type=Path), default=None,
+              help="Continue the run in this file (interrupted or finished): whatever it still lacks, plus any "
+                   "--runtimes added and --rounds raised; nothing stored is measured again.")
+@click.option("--rounds", type=click.IntRange(1, 50), default=None,
+              help="Latency rounds per runtime (default 3), interleaved across runtimes.")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, quiet,
-            list_runtimes):
+            list_runtimes, resume, rounds):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
@@ -97,7 +102,7 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     from collect.collect_command import run_collect
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
-                       play_workers=play_workers)
+                       play_workers=play_workers, resume=resume, rounds=rounds)
     sys.exit(code)
 
 
@@ -106,7 +111,7 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
 @click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
               help="Folder to write the site into (replaced as a whole, only once every page is written).")
 @click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None,
-              help="Gate thresholds (TOML); default: site_gen/gates.toml.")
+              help="Gate thresholds (TOML); default: rtreport/gates.toml.")
 @click.option("--allow-invalid", is_flag=True,
               help="Publish files whose raw rows fail validation, marked invalid, without their bad rows "
                    "and without verdicts (default: refuse them).")

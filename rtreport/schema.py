@@ -48,7 +48,39 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
                  ("q_values", "FLOAT[]"), ("action", "INTEGER")], ("run_id", "runtime_id", "state_index")),
     "episodes": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("score", "DOUBLE"),
                   ("steps", "INTEGER"), ("truncated", "BOOLEAN"), ("step_cap", "INTEGER"), ("seconds", "DOUBLE"),
-                  ("actions", "UTINYINT[]")], ("run_id", "runtime_id", "seed")),
+                  ("actions", "UTINYINT[]"),
+                  # NULL: played by this runtime. Else the runtime whose played episode this is, established
+                  # without replaying it: this runtime took that runtime's greedy action at every step of it.
+                  ("source", "VARCHAR"),
+                  ("margin_counts", "INTEGER[]")],   # played episodes: decisions per top-two margin bin
+                 ("run_id", "runtime_id", "seed")),
+    # Latency rounds: when each round of each runtime ran, in what order, and the GPU's state then (NVML).
+    "rounds": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("round", "INTEGER"), ("position", "INTEGER"),
+                ("started_at", "TIMESTAMP"), ("conditions", "JSON")], ("run_id", "runtime_id", "round")),
+    # Shadow evaluation: a runtime shown every observation of an episode another runtime (the driver) played.
+    "shadow": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("driver", "VARCHAR"),
+                ("decisions", "INTEGER"), ("same", "INTEGER"), ("first_flip", "INTEGER"),
+                ("complete", "BOOLEAN")],          # false: stopped at the first flip (identity check only)
+               ("run_id", "runtime_id", "seed", "driver")),
+    # Every flip against the reference's greedy action along the reference's episodes.
+    "flips": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("step", "INTEGER"),
+               ("reference_action", "UTINYINT"), ("action", "UTINYINT"), ("reference_margin", "DOUBLE"),
+               ("margin", "DOUBLE")], ("run_id", "runtime_id", "seed", "step")),
+    # What a decision costs: per runtime, the profiler's kernels and copies over a sample of decisions …
+    "kernels": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("name", "VARCHAR"), ("kind", "VARCHAR"),
+                 ("calls", "INTEGER"), ("seconds", "DOUBLE"), ("decisions", "INTEGER")],   # kernel|memcpy_htod|…
+                ("run_id", "runtime_id", "name", "kind")),
+    # … memory added by preparing it, energy per decision and the power around it …
+    "resources": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("kind", "VARCHAR"), ("value", "DOUBLE"),
+                   ("unit", "VARCHAR"), ("method", "VARCHAR")], ("run_id", "runtime_id", "kind")),
+    # … and the floor under any GPU decision: a 28 KB copy in and a 16 B copy out.
+    "floors": ([("run_id", "VARCHAR"), ("kind", "VARCHAR"), ("iteration", "INTEGER"), ("seconds", "DOUBLE")],
+               ("run_id", "kind", "iteration")),
+    # Each command that wrote to the run: the first, and every --resume.
+    "sessions": ([("run_id", "VARCHAR"), ("session", "INTEGER"), ("started_at", "TIMESTAMP"),
+                  ("finished_at", "TIMESTAMP"), ("status", "VARCHAR"), ("detail", "VARCHAR"),
+                  ("code_hash", "VARCHAR"), ("rtreport_version", "VARCHAR"), ("host", "VARCHAR")],
+                 ("run_id", "session")),
 }
 
 
@@ -151,10 +183,14 @@ def _from_v1(mem) -> None:
     mem.execute("INSERT INTO state_q SELECT run_id, runtime_id, state_index, q_values, action FROM src.state_q")
     mem.execute("""
         INSERT INTO episodes SELECT e.run_id, e.runtime_id, e.seed, e.score, e.steps, e.truncated, e.step_cap,
-            e.seconds, a.actions
+            e.seconds, a.actions, NULL, NULL
         FROM src.episodes e LEFT JOIN (
             SELECT run_id, runtime_id, seed, list(TRY_CAST(action AS UTINYINT) ORDER BY step) AS actions
             FROM src.actions GROUP BY ALL) a USING (run_id, runtime_id, seed)""")
+
+
+    mem.execute("INSERT INTO sessions SELECT run_id, 0, started_at, finished_at, status, status_detail, NULL, "
+                "rtreport_version, host FROM src.runs")
 
 
 MIGRATIONS = {1: _from_v1}

@@ -71,6 +71,15 @@ def interquartile_mean(scores) -> float:
     return float(x[cut:x.size - cut].mean())
 
 
+def iqm_ci(scores, resamples: int = SCORE_RESAMPLES) -> tuple[float, float]:
+    """Bootstrap 95 % CI of the interquartile mean."""
+    def iqm_rows(x):
+        x = np.sort(x, axis=1)
+        cut = int(0.25 * x.shape[1])
+        return x[:, cut:x.shape[1] - cut].mean(axis=1)
+    return bootstrap_ci(scores, iqm_rows, resamples)
+
+
 def score_summary(scores) -> dict:
     x = np.asarray(scores, dtype=float)
     return {"n": int(x.size), "mean": float(x.mean()), "median": float(np.median(x)),
@@ -149,3 +158,98 @@ def paired_difference(scores, baseline_scores, traces=None, baseline_traces=None
     else:
         out["identical"] = int((d == 0).sum())
     return out
+
+
+# -- latency from repeated rounds ------------------------------------------------------------------------
+
+BLOCK = 100   # samples per block: decisions of one block share the machine's state (autocorrelation)
+
+
+def round_summaries(rounds) -> list[dict]:
+    """P50/P95 (ms) of each round's samples."""
+    return [{"n": int(np.size(r)), "p50": percentile(np.asarray(r) * 1e3, 50),
+             "p95": percentile(np.asarray(r) * 1e3, 95)} for r in rounds]
+
+
+def rounds_spread(rounds) -> float:
+    """Largest over smallest per-round P50 (1.0 = rounds agree); > 1.10 flags a machine that drifted."""
+    p50 = [s["p50"] for s in round_summaries(rounds)]
+    return max(p50) / min(p50) if p50 and min(p50) > 0 else float("nan")
+
+
+def _block_resample(rounds, rng, block: int) -> np.ndarray:
+    """One two-stage resample: rounds with replacement, then blocks with replacement within each round."""
+    picked = [rounds[i] for i in rng.integers(0, len(rounds), len(rounds))]
+    parts = []
+    for r in picked:
+        r = np.asarray(r, float)
+        blocks = max(1, r.size // block)
+        starts = rng.integers(0, blocks, blocks) * block
+        parts.append(np.concatenate([r[s:s + block] for s in starts]))
+    return np.concatenate(parts)
+
+
+def p95_ratio(candidate_rounds, reference_rounds, resamples: int = LATENCY_RESAMPLES, block: int = BLOCK,
+              seed: int = BOOTSTRAP_SEED) -> tuple[float, float, float]:
+    """(ratio, low, high): candidate P95 / reference P95 with a 95 % CI from a two-stage bootstrap (rounds,
+    then blocks of ``block`` consecutive samples), so run-to-run shifts and autocorrelation widen it."""
+    cand = np.concatenate([np.asarray(r, float) for r in candidate_rounds])
+    ref = np.concatenate([np.asarray(r, float) for r in reference_rounds])
+    point = percentile(cand, 95) / percentile(ref, 95)
+    rng = np.random.default_rng(seed)
+    ratios = np.array([np.percentile(_block_resample(candidate_rounds, rng, block), 95) /
+                       np.percentile(_block_resample(reference_rounds, rng, block), 95) for _ in range(resamples)])
+    return point, float(np.quantile(ratios, 0.025)), float(np.quantile(ratios, 0.975))
+
+
+def p95_ci_rounds(rounds, resamples: int = LATENCY_RESAMPLES, block: int = BLOCK,
+                  seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """95 % CI of one runtime's P95 (ms), by the same two-stage bootstrap."""
+    rng = np.random.default_rng(seed)
+    p95 = np.array([np.percentile(_block_resample(rounds, rng, block), 95) for _ in range(resamples)]) * 1e3
+    return float(np.quantile(p95, 0.025)), float(np.quantile(p95, 0.975))
+
+
+# -- agreement on every played decision --------------------------------------------------------------------
+
+def clustered_fraction(same, decisions, resamples: int = SCORE_RESAMPLES, seed: int = BOOTSTRAP_SEED):
+    """(fraction, low, high): share of decisions with the reference's action over episodes, with a 95 % CI that
+    resamples whole episodes (decisions within one game are not independent)."""
+    same, decisions = np.asarray(same, float), np.asarray(decisions, float)
+    point = float(same.sum() / decisions.sum())
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, same.size, size=(resamples, same.size))
+    fractions = same[idx].sum(axis=1) / decisions[idx].sum(axis=1)
+    return point, float(np.quantile(fractions, 0.025)), float(np.quantile(fractions, 0.975))
+
+
+def zero_event_upper(n: int, confidence: float = 0.95) -> float:
+    """Upper bound on a rate when 0 events were seen in n trials (exact binomial: 1 − (1 − c)^(1/n))."""
+    return 1.0 - (1.0 - confidence) ** (1.0 / n) if n else 1.0
+
+
+MARGIN_BINS = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, float("inf"))
+
+
+def margin_bin(margins) -> np.ndarray:
+    """Index into MARGIN_BINS of each top-two Q margin (how close each decision was)."""
+    return np.searchsorted(np.asarray(MARGIN_BINS[1:-1]), np.asarray(margins, float), side="right")
+
+
+# -- secondary play statistics (rliable's definitions) -----------------------------------------------------
+
+def probability_of_improvement(x, y) -> float:
+    """P(X > Y) + ½ P(X = Y) over all pairs of a score of X and a score of Y (Mann–Whitney)."""
+    x, y = np.sort(np.asarray(x, float)), np.sort(np.asarray(y, float))
+    below = np.searchsorted(y, x, side="left")
+    equal = np.searchsorted(y, x, side="right") - below
+    return float((below + 0.5 * equal).sum() / (x.size * y.size))
+
+
+def stratified_ci(x, y, statistic, resamples: int = 2_000, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """95 % CI of ``statistic(x, y)``, resampling x and y each with replacement."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    rng = np.random.default_rng(seed)
+    values = np.array([statistic(x[rng.integers(0, x.size, x.size)], y[rng.integers(0, y.size, y.size)])
+                       for _ in range(resamples)])
+    return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))

@@ -3,24 +3,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rtreport import stats
+import numpy as np
+
+from rtreport import sequential, stats
+
 from .load import RunRows, RuntimeRows
 from .verdict import Gates, Verdict, judge
 
 # Extra same-seed comparisons, made when both runtimes ran (candidate, baseline).
 BASELINE_PAIRS = [("trt-fp32", "ort-cuda-fp32"), ("trt-fp16", "trt-fp32"), ("ort-cuda-fp16", "ort-cuda-fp32"),
                   ("torch-cuda-fp16", "torch-cuda-fp32"), ("ort-cpu-fp32", "torch-cpu-fp32")]
+DRIFT_LIMIT = 1.10   # rounds whose P50s differ by more than this factor flag the machine
 
 
 @dataclass
 class RuntimeResult:
     rows: RuntimeRows
     is_reference: bool
-    latency: dict | None = None          # stats.latency_summary + p95_ci_low/high (ms)
+    latency: dict | None = None          # stats.latency_summary + p95 CI (rounds), per-round summaries, spread
+    ratio: tuple | None = None           # P95 / reference P95: (point, low, high)
     throughput: dict = field(default_factory=dict)   # batch -> decisions/s
-    agreement: dict | None = None
+    agreement: dict | None = None        # fixed states (a diagnostic)
+    shadow: dict | None = None           # every decision of the reference's episodes (the agreement gate)
     scores: dict | None = None
     paired_vs_reference: dict | None = None
+    play: dict | None = None             # the sequential play test
+    secondary: dict | None = None        # IQM and probability of improvement, with CIs
+    check: dict | None = None            # the reuse rule's standing check
     verdict: Verdict | None = None
 
 
@@ -32,11 +41,21 @@ class RunResult:
     comparisons: list[dict]   # {candidate, baseline, paired}
     gates: Gates
     # Why no runtime of this run can be judged: "no-reference" (none chosen), "reference-not-measured"
-    # (its row is missing or it failed or was unavailable), "invalid" (the file failed validation); None: judged.
+    # (its row is missing or it failed or was unavailable), "invalid" (the file failed validation), "smoke" (the
+    # --quick profile: too few measurements to decide); None: judged.
     withheld: str | None = None
+    drift: bool = False       # some runtime's latency rounds disagree by more than DRIFT_LIMIT
 
     def runtime(self, runtime_id):
         return next((r for r in self.runtimes if r.rows.runtime_id == runtime_id), None)
+
+
+def design(run: dict) -> tuple[list, tuple]:
+    """The run's pre-registered seeds and looks (files before the sequential design: one look at all seeds)."""
+    settings = run.get("settings", {})
+    seeds = [int(s) for s in settings.get("seeds", [])]
+    looks = tuple(settings.get("looks") or (len(seeds),))
+    return seeds, looks
 
 
 def _scores_by_seed(rt: RuntimeRows) -> dict:
@@ -44,16 +63,95 @@ def _scores_by_seed(rt: RuntimeRows) -> dict:
 
 
 def paired(candidate: RuntimeRows, baseline: RuntimeRows) -> dict | None:
-    """Paired differences over the seeds both played (the same pre-registered seeds in a full run)."""
+    """Paired differences over the seeds both have (bootstrap CI of the mean; traces compared where both played)."""
     a, b = _scores_by_seed(candidate), _scores_by_seed(baseline)
     seeds = sorted(set(a) & set(b))
     if len(seeds) < 2:
         return None
+    traces = [candidate.traces.get(s) for s in seeds]
+    base = [baseline.traces.get(s) for s in seeds]
+    compare = all(t is not None for t in traces + base)
     result = stats.paired_difference([a[s] for s in seeds], [b[s] for s in seeds],
-                                     [candidate.traces.get(s, []) for s in seeds],
-                                     [baseline.traces.get(s, []) for s in seeds])
+                                     traces if compare else None, base if compare else None)
     result["seeds"] = seeds
     return result
+
+
+def play_test(candidate: RuntimeRows, reference: RuntimeRows, run: dict, margin_fraction: float) -> dict | None:
+    """The play test at the last look both runtimes completed: RCI of the mean paired difference, outcome."""
+    seeds, looks = design(run)
+    mine, ref = _scores_by_seed(candidate), _scores_by_seed(reference)
+    reached = [k for k, n in enumerate(looks) if all(s in mine and s in ref for s in seeds[:n])]
+    if not reached:
+        return None
+    k = reached[-1]
+    for j in reached:   # the first look where it was decided (collect stops there)
+        test = _look(mine, ref, seeds[:looks[j]], j, looks, margin_fraction)
+        if test["outcome"] != "undecided":
+            return test
+    return _look(mine, ref, seeds[:looks[k]], k, looks, margin_fraction)
+
+
+def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
+    d = np.array([mine[s] - ref[s] for s in seeds])
+    margin = margin_fraction * float(np.mean([ref[s] for s in seeds]))
+    mean, low, high = sequential.repeated_ci(d, k, looks)
+    outcome = sequential.outcome(low, high, margin)
+    sd = float(d.std(ddof=1)) if d.size > 1 else 0.0
+    return {"look": k, "looks": len(looks), "n": int(d.size), "mean": mean, "low": low, "high": high,
+            "margin": margin, "outcome": outcome, "sd": sd, "up": int((d > 0).sum()), "down": int((d < 0).sum()),
+            "seeds_needed": sequential.seeds_needed(mean, sd, margin) if outcome == "undecided" else None}
+
+
+def shadow_agreement(rt: RuntimeRows) -> dict | None:
+    if not rt.shadow:
+        return None
+    seeds = sorted(rt.shadow)
+    same = np.array([rt.shadow[s]["same"] for s in seeds])
+    decisions = np.array([rt.shadow[s]["decisions"] for s in seeds])
+    fraction, low, high = stats.clustered_fraction(same, decisions)
+    firsts = [rt.shadow[s]["first_flip"] for s in seeds if rt.shadow[s]["first_flip"] is not None]
+    pairs: dict = {}
+    for f in rt.flips:
+        key = (f["reference_action"], f["action"])
+        pairs[key] = pairs.get(key, 0) + 1
+    return {"episodes": len(seeds), "decisions": int(decisions.sum()), "same": int(same.sum()),
+            "fraction": fraction, "low": low, "high": high, "flips": int(decisions.sum() - same.sum()),
+            "zero_upper": stats.zero_event_upper(int(decisions.sum())) if same.sum() == decisions.sum() else None,
+            "episodes_with_flip": len(firsts), "first_flip_steps": firsts, "pairs": pairs,
+            "flip_margins": [f["reference_margin"] for f in rt.flips]}
+
+
+def flips_by_margin(rt: RuntimeRows, reference: RuntimeRows) -> list[tuple[int, int]]:
+    """Per margin bin: (reference decisions on the shadowed episodes, flips)."""
+    decisions = np.zeros(len(stats.MARGIN_BINS) - 1, dtype=int)
+    for seed in rt.shadow:
+        if seed in reference.margin_counts:
+            decisions += np.asarray(reference.margin_counts[seed], dtype=int)
+    flips = np.bincount(stats.margin_bin([f["reference_margin"] for f in rt.flips]), minlength=decisions.size)
+    return list(zip(decisions.tolist(), flips[: decisions.size].tolist()))
+
+
+def standing_check(rt: RuntimeRows, reference: RuntimeRows, run: dict) -> dict | None:
+    """Seeds every candidate replayed although the shadow said it would play the reference's episode: the
+    replay must be that episode, action for action."""
+    seeds, _ = design(run)
+    check = seeds[: run.get("settings", {}).get("check_seeds", 0)]
+    played = {e["seed"] for e in rt.episodes if e["source"] is None}
+    tested = [s for s in check if s in rt.shadow and rt.shadow[s]["first_flip"] is None
+              and s in played and s in rt.traces and s in reference.traces]
+    if not tested:
+        return None
+    failed = [s for s in tested if rt.traces[s] != reference.traces[s]]
+    return {"tested": len(tested), "matched": len(tested) - len(failed), "failed_seeds": failed}
+
+
+def _latency(rt: RuntimeRows) -> dict:
+    summary = stats.latency_summary(rt.decision_seconds)
+    summary["p95_ci_low"], summary["p95_ci_high"] = stats.p95_ci_rounds(rt.rounds)
+    summary["rounds"] = stats.round_summaries(rt.rounds)
+    summary["spread"] = stats.rounds_spread(rt.rounds)
+    return summary
 
 
 def analyse(run: RunRows, gates: Gates) -> RunResult:
@@ -64,40 +162,43 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
     elif reference is None or reference.status != "available":
         withheld, reference = "reference-not-measured", None
     else:
-        withheld = "invalid" if run.problems else None
+        withheld = "invalid" if run.problems else "smoke" if run.run.get("profile") == "quick" else None
     results = []
     for rt in run.runtimes:
         r = RuntimeResult(rt, rt.runtime_id == reference_id)
         if rt.decision_seconds.size:
-            r.latency = stats.latency_summary(rt.decision_seconds)
-            r.latency["p95_ci_low"], r.latency["p95_ci_high"] = stats.p95_ci(rt.decision_seconds)
+            r.latency = _latency(rt)
+            if reference is not None and reference.rounds and not r.is_reference:
+                r.ratio = stats.p95_ratio(rt.rounds, reference.rounds)
         r.throughput = {b: stats.throughput(b, s) for b, s in sorted(rt.batch_seconds.items()) if s.size}
         if rt.state_q is not None and reference is not None and reference.state_q is not None \
                 and rt.state_q.shape == reference.state_q.shape:
             r.agreement = stats.agreement(reference.state_q, rt.state_q)
         if rt.episodes:
-            r.scores = stats.score_summary([e["score"] for e in rt.episodes])
+            scores = [e["score"] for e in rt.episodes]
+            r.scores = stats.score_summary(scores)
             if reference is not None and not r.is_reference:
                 r.paired_vs_reference = paired(rt, reference)
+                r.play = play_test(rt, reference, run.run, gates.play_margin)
+                r.check = standing_check(rt, reference, run.run)
+                ref_scores = [_scores_by_seed(reference)[s] for s in sorted(_scores_by_seed(rt))
+                              if s in _scores_by_seed(reference)]
+                if len(ref_scores) >= 2:
+                    r.secondary = {
+                        "iqm": stats.interquartile_mean(scores), "iqm_ci": stats.iqm_ci(scores),
+                        "iqm_reference": stats.interquartile_mean(ref_scores),
+                        "poi": stats.probability_of_improvement(scores, ref_scores),
+                        "poi_ci": stats.stratified_ci(scores, ref_scores, stats.probability_of_improvement)}
+        if reference is not None and not r.is_reference:
+            r.shadow = shadow_agreement(rt)
+            if r.shadow:
+                r.shadow["by_margin"] = flips_by_margin(rt, reference)
         results.append(r)
 
-    # A verdict needs the whole pre-registered workload: every fixed state and every seed of the run's settings.
-    settings = run.run.get("settings", {})
-    want_states, want_seeds = settings.get("states"), len(settings.get("seeds", []))
-    ref_result = next((r for r in results if r.is_reference), None)
     for r in results:
         if r.is_reference or r.rows.status != "available" or withheld:
             continue
-        agreement = r.agreement if r.agreement and r.agreement["states"] == want_states else None
-        pair = r.paired_vs_reference if r.paired_vs_reference and r.paired_vs_reference["n"] == want_seeds else None
-        r.verdict = judge(
-            gates,
-            reference_p95=ref_result.latency["p95"] if ref_result and ref_result.latency else None,
-            p95=r.latency["p95"] if r.latency else None,
-            same_actions=agreement["same_actions"] if agreement else None,
-            states=agreement["states"] if agreement else None,
-            reference_mean_score=ref_result.scores["mean"] if ref_result and ref_result.scores else None,
-            paired_ci_low=pair["ci_low"] if pair else None)
+        r.verdict = judge(gates, r.ratio, r.shadow, r.play)
 
     comparisons = []
     for cand, base in BASELINE_PAIRS:
@@ -106,5 +207,5 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
             p = paired(c, b)
             if p:
                 comparisons.append({"candidate": c, "baseline": b, "paired": p})
-    return RunResult(run, reference_id, results, comparisons, gates, withheld)
-
+    drift = any(r.latency and r.latency["spread"] > DRIFT_LIMIT for r in results)
+    return RunResult(run, reference_id, results, comparisons, gates, withheld, drift)

@@ -10,6 +10,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from rtreport.errors import UserError
+from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
 from .analysis import analyse
@@ -18,6 +19,7 @@ from .i18n import LANGUAGES, Translator
 from .load import load_file
 from .pages import compare_page, gates_view, hardware_page, home_page, page_frame, slugify
 from .verdict import Gates
+from .verdicts_json import verdicts_document
 
 TEMPLATES = package_folder("site_gen.templates", "templates")   # the checkout's templates/, package data in a wheel
 ASSETS = Path(__file__).parent / "assets"
@@ -206,6 +208,7 @@ def _render(results, out: Path, gates, gates_path, doing: dict) -> list[Path]:
     doing.update(what="writing the chart data (CSV)", source=None)
     t_en = Translator("en")
     for res, slug in zip(results, slugs):
+        _write(out / "data" / slug / "verdicts.json", verdicts_document(res))
         for make in (latency_chart, throughput_chart, agreement_chart, play_chart):
             chart = make(res, t_en)
             if chart:
@@ -220,7 +223,7 @@ def _render(results, out: Path, gates, gates_path, doing: dict) -> list[Path]:
     shutil.copyfile(plotly_src, assets / plotly_name)
     for name in ("site.css", "rtreport.js"):
         shutil.copyfile(ASSETS / name, assets / name)
-    _write(out / "gates.toml", (gates_path or Path(__file__).with_name("gates.toml")).read_text())
+    _write(out / "gates.toml", Path(gates_path or DEFAULT_GATES).read_text())
     _write(out / "index.html", _environment().get_template("root.html").render())
     _write(out / MARKER, "built by rtreport build; this folder is replaced on every build\n")
     return written

@@ -155,14 +155,14 @@ def play_chart(res: RunResult, t) -> Chart | None:
                        "marker": {"color": _color(res, r.rows.runtime_id), "size": 4}, "xaxis": "x", "yaxis": "y",
                        "showlegend": False})
     paired = [r for r in played if r.paired_vs_reference]
-    if paired:
+    tested = [r for r in played if r.play]
+    if tested:
         traces.append({
             "type": "scatter", "mode": "markers", "name": t("mean_diff_ci"), "xaxis": "x2", "yaxis": "y2",
-            "x": [r.rows.title for r in paired], "y": [_r(r.paired_vs_reference["mean"], 3) for r in paired],
+            "x": [r.rows.title for r in tested], "y": [_r(r.play["mean"], 3) for r in tested],
             "error_y": {"type": "data", "symmetric": False,
-                        "array": [_r(r.paired_vs_reference["ci_high"] - r.paired_vs_reference["mean"], 3) for r in paired],
-                        "arrayminus": [_r(r.paired_vs_reference["mean"] - r.paired_vs_reference["ci_low"], 3)
-                                       for r in paired]},
+                        "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
+                        "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested]},
             "marker": {"color": "black", "size": 10, "symbol": "diamond"}})
         for r in paired:
             traces.append({"type": "box", "name": r.rows.title, "y": r.paired_vs_reference["differences"],

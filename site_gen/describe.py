@@ -77,6 +77,8 @@ def banners(res: RunResult, t: Translator) -> list[str]:
                      else run["status"], detail=run.get("status_detail") or t("none")))
     if run.get("profile") == "quick":
         out.append(t("smoke_banner"))
+    if res.drift:
+        out.append(t("drift_banner"))
     if res.rows.problems:
         out.append(t("invalid_banner", problems="; ".join(str(p) for p in res.rows.problems)))
     ref = res.runtime(res.reference_id)
@@ -97,7 +99,8 @@ def contents_text(res: RunResult, t: Translator) -> list[str]:
     lines = [t("contents_none") if not measured else
              t("contents", measured=len(measured), listed=len(res.runtimes),
                ids=", ".join(r.rows.runtime_id for r in measured))]
-    if measured and all(r.is_reference for r in measured) and not res.withheld:
+    if measured and all(r.is_reference for r in measured) and res.withheld not in ("no-reference",
+                                                                                   "reference-not-measured"):
         lines.append(t("only_reference"))
     return lines
 

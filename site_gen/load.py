@@ -34,11 +34,16 @@ class RuntimeRows:
     libraries: dict = field(default_factory=dict)
     numerics: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
-    decision_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    decision_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))   # every round, in order
+    rounds: list = field(default_factory=list)                  # per round: seconds array
+    round_info: list = field(default_factory=list)              # per round: {round, position, started_at, conditions}
     batch_seconds: dict = field(default_factory=dict)          # batch size -> seconds array
     state_q: np.ndarray | None = None                           # (states, actions)
-    episodes: list = field(default_factory=list)                # dicts: seed, score, steps, truncated, step_cap
-    traces: dict = field(default_factory=dict)                  # seed -> list of actions
+    episodes: list = field(default_factory=list)                # dicts: seed, score, steps, truncated, step_cap, source
+    traces: dict = field(default_factory=dict)                  # seed -> list of actions (played episodes)
+    margin_counts: dict = field(default_factory=dict)           # seed -> decisions per margin bin (played episodes)
+    shadow: dict = field(default_factory=dict)                  # seed -> {decisions, same, first_flip} along the reference
+    flips: list = field(default_factory=list)                   # dicts: seed, step, reference_action, action, margins
 
 
 @dataclass
@@ -47,6 +52,7 @@ class RunRows:
     run: dict
     runtimes: list[RuntimeRows]
     problems: list = field(default_factory=list)   # validate.Problem: rows that failed checks (left out)
+    sessions: list = field(default_factory=list)   # each command that wrote the run (the first, every --resume)
 
     @property
     def complete(self) -> bool:
@@ -160,20 +166,47 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                          "WHERE run_id = ? ORDER BY position, runtime_id", [run_id]).fetchall():
         rt = RuntimeRows(*r[:11], libraries=_json(r[11]), numerics=_json(r[12]), details=_json(r[13]))
         rid = rt.runtime_id
-        # Rounds are concatenated in order; analysis of rounds reads them apart (kind, round).
-        for kind, batch, seconds in query("latency", "kind, batch_size, list(seconds ORDER BY round, iteration)", rid,
-                                          "GROUP BY kind, batch_size ORDER BY kind, batch_size"):
+        for kind, batch, round_, seconds in query(
+                "latency", "kind, batch_size, round, list(seconds ORDER BY iteration)", rid,
+                "GROUP BY kind, batch_size, round ORDER BY kind, batch_size, round"):
             if kind == "decision":
-                rt.decision_seconds = np.asarray(seconds, dtype=float)
+                rt.rounds.append(np.asarray(seconds, dtype=float))
             else:
                 rt.batch_seconds[int(batch)] = np.asarray(seconds, dtype=float)
+        if rt.rounds:
+            rt.decision_seconds = np.concatenate(rt.rounds)
+        rt.round_info = [{"round": r, "position": p, "started_at": str(t) if t else None, "conditions": _json(c)}
+                         for r, p, t, c in con.execute(
+                             "SELECT round, position, started_at, conditions FROM rounds WHERE run_id = ? AND "
+                             "runtime_id = ? ORDER BY round", [run_id, rid]).fetchall()]
         q = query("state_q", "q_values", rid, "ORDER BY state_index")
         rt.state_q = np.asarray([v[0] for v in q], dtype=float) if q else None
-        for seed, score, steps, truncated, cap, actions in query(
-                "episodes", "seed, score, steps, truncated, step_cap, actions", rid, "ORDER BY seed"):
+        for seed, score, steps, truncated, cap, actions, source, margins in query(
+                "episodes", "seed, score, steps, truncated, step_cap, actions, source, margin_counts", rid,
+                "ORDER BY seed"):
             rt.episodes.append({"seed": seed, "score": score, "steps": steps, "truncated": truncated,
-                                "step_cap": cap})
+                                "step_cap": cap, "source": source})
             if actions is not None:
                 rt.traces[int(seed)] = list(actions)
+            if margins is not None:
+                rt.margin_counts[int(seed)] = list(margins)
+        reference = run.get("reference_runtime")
+        rt.shadow = {int(s): {"decisions": d, "same": m, "first_flip": f} for s, d, m, f in con.execute(
+            "SELECT seed, decisions, same, first_flip FROM shadow WHERE run_id = ? AND runtime_id = ? AND driver = ? "
+            "ORDER BY seed", [run_id, rid, reference]).fetchall()}
+        rt.flips = [dict(zip(("seed", "step", "reference_action", "action", "reference_margin", "margin"), f))
+                    for f in con.execute("SELECT seed, step, reference_action, action, reference_margin, margin "
+                                         "FROM flips WHERE run_id = ? AND runtime_id = ? ORDER BY seed, step",
+                                         [run_id, rid]).fetchall()]
         runtimes.append(rt)
-    return RunRows(path, run, runtimes, found)
+    by_id = {rt.runtime_id: rt for rt in runtimes}
+    for rt in runtimes:  # an episode established by the reuse rule is its source's played episode
+        for e in rt.episodes:
+            source = by_id.get(e["source"]) if e["source"] else None
+            if source is not None and e["seed"] in source.traces:
+                rt.traces[e["seed"]] = source.traces[e["seed"]]
+    sessions = [dict(zip(("session", "started_at", "finished_at", "status", "detail", "code_hash"),
+                         (n, str(a) if a else None, str(b) if b else None, st, d, h)))
+                for n, a, b, st, d, h in con.execute("SELECT session, started_at, finished_at, status, detail, code_hash "
+                                                     "FROM sessions WHERE run_id = ? ORDER BY session", [run_id]).fetchall()]
+    return RunRows(path, run, runtimes, found, sessions)

@@ -14,9 +14,12 @@ from .charts import Chart, agreement_chart, cross_hardware_chart, latency_chart,
 from .describe import (banners, contents_text, machine_description, provenance_rows, scope_text, tf32_text,
                        workload_text)
 from .i18n import LANGUAGES, Translator
+from .tables import played_agreement_table, play_test_table, rounds_table
 from .verdict import Gates
+from .wording import gate_reason, pct
 
-OUTCOME_CSS = {"deployment-worthy": "ok", "not-adopted": "bad", "reference": "ref", "no-verdict": "none"}
+OUTCOME_CSS = {"deployment-worthy": "ok", "not-adopted": "bad", "reference": "ref", "no-verdict": "none",
+               "undecided": "warn"}
 
 
 def slugify(label: str, taken: set) -> str:
@@ -27,10 +30,6 @@ def slugify(label: str, taken: set) -> str:
         slug, i = f"{base}-{i}", i + 1
     taken.add(slug)
     return slug
-
-
-def pct(x: float, digits: int = 1) -> str:
-    return f"{x * 100:.{digits}f} %"
 
 
 def page_frame(lang: str, path: str, title: str, has_charts: bool) -> dict:
@@ -61,31 +60,16 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
 def gates_view(gates: Gates, t: Translator) -> dict:
     return {"lines": [t("gate_faster", threshold=pct(gates.min_p95_reduction, 0)),
                       t("gate_agreement", threshold=pct(gates.min_same_action_fraction, 0)),
-                      t("gate_play", threshold=pct(gates.min_ci_low_fraction_of_reference_mean, 0))],
+                      t("gate_play", threshold=pct(gates.play_margin, 0))],
             "source": t("gates_source", source=gates.source)}
 
 
-def gate_reason(g, t: Translator) -> str:
-    state = "pass" if g.passed else "fail" if g.passed is False else "missing"
-    key = f"gate_{g.gate}_{state}"
-    if state == "missing":
-        return t(key)
-    if g.gate == "faster":
-        return t(key, value=pct(g.value), threshold=pct(g.threshold, 0))
-    if g.gate == "agreement":
-        return t(key, same=g.detail["same"], states=g.detail["states"], value=pct(g.value, 2),
-                 threshold=pct(g.threshold, 0))
-    return t(key, ci_low=f"{g.detail['ci_low']:+.2f}", ref_mean=f"{g.detail['reference_mean']:.2f}",
-             value=pct(g.value), threshold=pct(g.threshold, 0))
-
-
 WITHHELD_REASON = {"no-reference": "reason_no_reference", "reference-not-measured": "reason_no_reference",
-                   "invalid": "reason_invalid_file"}
+                   "invalid": "reason_invalid_file", "smoke": "reason_smoke_profile"}
 
 
 def verdict_cell(r, res: RunResult, t: Translator) -> dict:
     """The badge for one runtime on one machine, with its reasons."""
-    run_profile = res.rows.run.get("profile")
     if r.rows.status in ("unavailable", "failed"):
         return {"css": "none", "text": t(f"status_{r.rows.status}"), "title": r.rows.reason or "",
                 "reasons": [r.rows.reason or ""]}
@@ -96,8 +80,6 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
         return {"css": "none", "text": t("outcome_no-verdict"), "title": "; ".join(reasons), "reasons": reasons}
     reasons = [gate_reason(g, t) for g in r.verdict.gates]
     outcome = r.verdict.outcome
-    if run_profile == "quick":
-        outcome, reasons = "no-verdict", [t("reason_smoke_profile")] + reasons
     return {"css": OUTCOME_CSS[outcome], "text": t(f"outcome_{outcome}"), "title": "; ".join(reasons),
             "reasons": reasons}
 
@@ -124,17 +106,6 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                      mean=f"{c['paired']['mean']:+.2f}", low=f"{c['paired']['ci_low']:+.2f}",
                      high=f"{c['paired']['ci_high']:+.2f}", identical=c["paired"]["identical"], n=c["paired"]["n"])
                    for c in res.comparisons]
-    paired = [r for r in res.runtimes if r.paired_vs_reference and "first_divergence" in r.paired_vs_reference]
-    divergence_rows = []
-    if paired:
-        seeds = paired[0].paired_vs_reference["seeds"]
-        for i, seed in enumerate(seeds):
-            row = [str(seed)]
-            for r in paired:
-                p = r.paired_vs_reference
-                part = p["first_divergence"][i] if i < len(p["first_divergence"]) else None
-                row.append(t("identical_episode") if part is None else str(part))
-            divergence_rows.append(row)
     verdicts = [{"title": r.rows.title, "cell": (cell := verdict_cell(r, res, t)),
                  "reasons": cell["reasons"]} for r in res.runtimes]
     lat_n = max((r.latency["n"] for r in res.runtimes if r.latency), default=0)
@@ -145,7 +116,8 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
         "agreement_intro": t("agreement_intro", states=run.get("settings", {}).get("states", "?"), ref=ref_title),
         "play_intro": t("play_intro", n=len(run.get("settings", {}).get("seeds", [])), ref=ref_title),
-        "divergence_head": ["seed"] + [r.rows.title for r in paired], "divergence_rows": divergence_rows,
+        "rounds": rounds_table(res, t), "played_agreement": played_agreement_table(res, t),
+        "play_test": play_test_table(res, t), "verdicts_href": f"../../../data/{slug}/verdicts.json",
         "artifacts": [{"title": r.rows.title, "size": f"{r.rows.artifact_bytes / 1e6:.2f} MB",
                        "prepare": f"{r.rows.prepare_seconds:.2f}" if r.rows.prepare_seconds is not None else t("none"),
                        "tf32": tf32_text(r.rows.numerics, t)}

@@ -1,77 +1,73 @@
-"""Verdicts per runtime from gates fixed before looking (``gates.toml``); pure, no I/O."""
+"""Verdicts per runtime from gates fixed before looking (``rtreport/gates.toml``); pure, no I/O.
+
+Each gate reads an interval, so it can pass, fail, or stay undecided (the interval straddles the threshold);
+it is missing when its data are.
+"""
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 
-DEFAULT_GATES = Path(__file__).with_name("gates.toml")
-
-
-@dataclass(frozen=True)
-class Gates:
-    min_p95_reduction: float
-    min_same_action_fraction: float
-    min_ci_low_fraction_of_reference_mean: float
-    source: str = "default"
-
-    @classmethod
-    def load(cls, path: Path | None = None) -> "Gates":
-        path = Path(path) if path else DEFAULT_GATES
-        data = tomllib.loads(path.read_text())
-        return cls(float(data["faster"]["min_p95_reduction"]),
-                   float(data["agreement"]["min_same_action_fraction"]),
-                   float(data["play"]["min_ci_low_fraction_of_reference_mean"]),
-                   "default" if path == DEFAULT_GATES else path.name)
-
-
-@dataclass
-class GateResult:
-    gate: str          # faster | agreement | play
-    passed: bool | None  # None: could not be judged (data missing)
-    value: float | None
-    threshold: float
-    detail: dict = field(default_factory=dict)
-
-
-@dataclass
-class Verdict:
-    outcome: str       # deployment-worthy | not-adopted | reference | no-verdict
-    gates: list[GateResult]
-    reasons: list[str]  # message keys with parameters, rendered by the templates' catalogs
-
+from rtreport.gates import Gates  # noqa: F401  (re-exported: build and pages load gates through here)
 
 TOLERANCE = 1e-9  # a value exactly on a threshold passes, whatever the float rounding of its ratio
 
 
-def judge(gates: Gates, reference_p95: float | None, p95: float | None,
-          same_actions: int | None, states: int | None,
-          reference_mean_score: float | None, paired_ci_low: float | None) -> Verdict:
-    """All three gates pass ⇒ deployment-worthy; any fails ⇒ not adopted; any unjudgeable ⇒ no verdict."""
-    results = []
-    if reference_p95 and p95 is not None:
-        reduction = 1 - p95 / reference_p95
-        results.append(GateResult("faster", reduction >= gates.min_p95_reduction - TOLERANCE, reduction, gates.min_p95_reduction))
-    else:
-        results.append(GateResult("faster", None, None, gates.min_p95_reduction))
-    if states:
-        frac = same_actions / states
-        results.append(GateResult("agreement", frac >= gates.min_same_action_fraction - TOLERANCE, frac,
-                                  gates.min_same_action_fraction, {"same": same_actions, "states": states}))
-    else:
-        results.append(GateResult("agreement", None, None, gates.min_same_action_fraction))
-    if reference_mean_score is not None and paired_ci_low is not None and reference_mean_score > 0:
-        frac = paired_ci_low / reference_mean_score
-        results.append(GateResult("play", frac >= gates.min_ci_low_fraction_of_reference_mean - TOLERANCE, frac,
-                                  gates.min_ci_low_fraction_of_reference_mean,
-                                  {"ci_low": paired_ci_low, "reference_mean": reference_mean_score}))
-    else:
-        results.append(GateResult("play", None, None, gates.min_ci_low_fraction_of_reference_mean))
-    if any(r.passed is None for r in results):
-        outcome = "no-verdict"
-    elif all(r.passed for r in results):
-        outcome = "deployment-worthy"
-    else:
-        outcome = "not-adopted"
-    reasons = [f"gate_{r.gate}_{'pass' if r.passed else 'fail' if r.passed is False else 'missing'}" for r in results]
-    return Verdict(outcome, results, reasons)
+@dataclass
+class GateResult:
+    gate: str            # faster | agreement | play
+    state: str           # pass | fail | undecided | missing
+    value: float | None  # the point estimate
+    low: float | None
+    high: float | None
+    threshold: float
+    detail: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool | None:
+        return {"pass": True, "fail": False}.get(self.state)
+
+
+@dataclass
+class Verdict:
+    outcome: str         # deployment-worthy | not-adopted | undecided | no-verdict
+    gates: list[GateResult]
+
+
+def faster_gate(gates, ratio) -> GateResult:
+    """``ratio``: (P95 candidate / reference, CI low, CI high) or None. Pass: even the CI's upper end is at least
+    ``min_p95_reduction`` below 1; fail: even its lower end is not."""
+    limit = 1 - gates.min_p95_reduction
+    if ratio is None:
+        return GateResult("faster", "missing", None, None, None, limit)
+    point, low, high = ratio
+    state = "pass" if high <= limit + TOLERANCE else "fail" if low > limit + TOLERANCE else "undecided"
+    return GateResult("faster", state, point, low, high, limit)
+
+
+def agreement_gate(gates, shadow) -> GateResult:
+    """``shadow``: the played-decision agreement (stats.clustered_fraction and counts) or None."""
+    thr = gates.min_same_action_fraction
+    if not shadow:
+        return GateResult("agreement", "missing", None, None, None, thr)
+    low, high = shadow["low"], shadow["high"]
+    state = "pass" if low >= thr - TOLERANCE else "fail" if high < thr - TOLERANCE else "undecided"
+    return GateResult("agreement", state, shadow["fraction"], low, high, thr,
+                      {"same": shadow["same"], "decisions": shadow["decisions"], "episodes": shadow["episodes"]})
+
+
+def play_gate(gates, play) -> GateResult:
+    """``play``: the sequential play test's result at the last look reached (analysis.play_test) or None."""
+    if not play:
+        return GateResult("play", "missing", None, None, None, -gates.play_margin)
+    state = {"non-inferior": "pass", "inferior": "fail", "undecided": "undecided"}[play["outcome"]]
+    return GateResult("play", state, play["mean"], play["low"], play["high"], -play["margin"], play)
+
+
+def judge(gates, ratio, shadow, play) -> Verdict:
+    """A failed gate ⇒ not adopted; else a missing one ⇒ no verdict; else an undecided one ⇒ undecided;
+    all three pass ⇒ deployment-worthy."""
+    results = [faster_gate(gates, ratio), agreement_gate(gates, shadow), play_gate(gates, play)]
+    states = {r.state for r in results}
+    outcome = ("not-adopted" if "fail" in states else "no-verdict" if "missing" in states
+               else "undecided" if "undecided" in states else "deployment-worthy")
+    return Verdict(outcome, results)

@@ -16,7 +16,7 @@ from rtreport.cli import main
 from collect.collect_command import run_collect
 from collect.model_input import load_model
 from collect.agent.network import QNetwork, export_onnx
-from collect.play_pool import PlayPool, auto_workers
+from collect.play_pool import Players, Task, auto_workers
 from collect.registry import Runtime, all_runtimes
 
 CPU_RUNTIMES = ["torch-cpu-fp32", "ort-cpu-fp32"]
@@ -60,7 +60,7 @@ def test_quick_run_stores_raw_observations(quick_db):
     con, _ = quick_db
     for rid in CPU_RUNTIMES:
         n = con.execute("SELECT count(*) FROM latency WHERE runtime_id = ? AND kind = 'decision'", [rid]).fetchone()[0]
-        assert n == 300
+        assert n == 3 * 300
         sizes = [r[0] for r in con.execute("SELECT DISTINCT batch_size FROM latency WHERE runtime_id = ? "
                                            "AND kind = 'batch' ORDER BY 1", [rid]).fetchall()]
         assert sizes == [1, 8, 32]
@@ -71,9 +71,17 @@ def test_quick_run_stores_raw_observations(quick_db):
         assert [e[0] for e in episodes] == [1000, 1001]
         for seed, steps, truncated, cap in episodes:
             assert cap == 150 and steps <= 150
-            (trace,) = con.execute("SELECT actions FROM episodes WHERE runtime_id = ? AND seed = ?",
-                                   [rid, seed]).fetchone()
-            assert len(trace) == steps and set(trace) <= {0, 1, 2, 3}
+            trace, source = con.execute("SELECT actions, source FROM episodes WHERE runtime_id = ? AND seed = ?",
+                                        [rid, seed]).fetchone()
+            if source is None:  # played: its own trace
+                assert len(trace) == steps and set(trace) <= {0, 1, 2, 3}
+            else:               # the reuse rule: the reference's episode, established by the shadow
+                assert (rid, seed, source, trace) == ("ort-cpu-fp32", 1001, "torch-cpu-fp32", None)
+    # the shadow saw every decision of the reference's two games, and both agreed on all of them
+    rows = con.execute("SELECT runtime_id, seed, driver, decisions, same, first_flip, complete FROM shadow "
+                       "ORDER BY seed").fetchall()
+    steps = dict(con.execute("SELECT seed, steps FROM episodes WHERE runtime_id = 'torch-cpu-fp32'").fetchall())
+    assert rows == [("ort-cpu-fp32", s, "torch-cpu-fp32", steps[s], steps[s], None, True) for s in (1000, 1001)]
 
 
 def test_torch_and_ort_cpu_agree_on_the_fixed_states(tmp_path):
@@ -199,15 +207,15 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
 
 
 def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
-    real_play = measure.play
+    real_play = measure.play_shadowed
     calls = {"n": 0}
 
-    def play(runner, seed, cap, env=None):
+    def play(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt
-        return real_play(runner, seed, cap, env)
-    monkeypatch.setattr(measure, "play", play)
+        return real_play(*args, **kwargs)
+    monkeypatch.setattr(measure, "play_shadowed", play)
     out = tmp_path / "c.duckdb"
     code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True)
     assert code == 130
@@ -215,13 +223,13 @@ def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
     status, detail = con.execute("SELECT status, status_detail FROM runs").fetchone()
     assert status == "incomplete" and "play" in detail
     assert con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
-    assert con.execute("SELECT count(*) FROM latency WHERE kind = 'decision'").fetchone()[0] == 300
+    assert con.execute("SELECT count(*) FROM latency WHERE kind = 'decision'").fetchone()[0] == 2 * 3 * 300
 
 
 # -- episodes played by several processes ------------------------------------------------------------
 
 def _episodes(con, rid):
-    rows = con.execute("SELECT seed, score, steps, truncated FROM episodes WHERE runtime_id = ? ORDER BY seed",
+    rows = con.execute("SELECT seed, score, steps, truncated, source FROM episodes WHERE runtime_id = ? ORDER BY seed",
                        [rid]).fetchall()
     traces = con.execute("SELECT seed, actions FROM episodes WHERE runtime_id = ? ORDER BY seed", [rid]).fetchall()
     return rows, traces
@@ -244,39 +252,54 @@ def test_parallel_play_gives_exactly_the_episodes_one_process_gives(quick_db, tm
     assert code == 0
     con = duckdb.connect(str(out), read_only=True)
     settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
-    assert settings["play_workers"] == {rid: 2 for rid in CPU_RUNTIMES}
+    assert settings["play_workers"] == 2
     for rid in CPU_RUNTIMES:
         rows, traces = _episodes(con, rid)
-        assert len(rows) == 2 and all(len(t) == steps for (_, t), (_, _, steps, _) in zip(traces, rows))
+        assert len(rows) == 2
         assert (rows, traces) == _episodes(sequential, rid)
+    shadow = "SELECT runtime_id, seed, driver, decisions, same, first_flip FROM shadow ORDER BY ALL"
+    assert con.execute(shadow).fetchall() == sequential.execute(shadow).fetchall()
     assert _no_workers_left()
 
 
 def test_auto_play_workers():
-    assert auto_workers("cpu", 30) == 1
-    assert 1 <= auto_workers("cuda", 30) <= 8 and auto_workers("cuda", 1) == 1
+    assert auto_workers(["cpu", "cpu"], 30) == 1
+    assert 1 <= auto_workers(["cpu", "cuda"], 30) <= 8 and auto_workers(["cuda"], 1) == 1
+
+
+def _ort(tmp_path, artifacts=None):
+    model = load_model(paths.AGENT_WEIGHTS)
+    artifacts = artifacts or Artifacts(tmp_path, model.onnx_source())
+    spec = next(s for s in all_runtimes() if s.id == "ort-cpu-fp32")
+    runner = spec.make(model, Artifacts(tmp_path / "parent", model.onnx_source()), 0)
+    runner.prepare()
+    return runner, artifacts
 
 
 def test_a_play_worker_that_cannot_prepare_is_an_error_not_a_hang(tmp_path):
     model = load_model(paths.AGENT_WEIGHTS)
-    artifacts = Artifacts(tmp_path, model.onnx_source(), made={"model.onnx": (tmp_path / "gone.onnx", 0.0)})
-    with pytest.raises(RuntimeError, match="play worker could not prepare ort-cpu-fp32"):
-        with PlayPool(2, paths.AGENT_WEIGHTS, artifacts, "ort-cpu-fp32", 0, {}) as pool:
-            list(pool.play([1000, 1001], 10))
+    gone = Artifacts(tmp_path, model.onnx_source(), made={"model.onnx": (tmp_path / "gone.onnx", 0.0)})
+    runner, artifacts = _ort(tmp_path, gone)
+    tasks = [Task("ort-cpu-fp32", (), s, 10) for s in (1000, 1001)]
+    with Players({"ort-cpu-fp32": runner}, 2, paths.AGENT_WEIGHTS, artifacts, 0) as players:
+        results = list(players.run(tasks))
+    assert [r for _, r, _ in results] == [None, None]
+    assert all("play worker could not prepare it" in str(f) and f.runtime_id == "ort-cpu-fp32" for _, _, f in results)
     assert _no_workers_left()
 
 
 def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeypatch):
-    real_play = PlayPool.play
+    real_run = Players.run
 
-    def play(self, seeds, cap):
-        for i, result in enumerate(real_play(self, seeds, cap)):
+    def run(self, tasks):
+        for i, result in enumerate(real_run(self, tasks)):
             if i == 1:
                 raise KeyboardInterrupt
             yield result
-    monkeypatch.setattr(PlayPool, "play", play)
+    monkeypatch.setattr(Players, "run", run)
     out = tmp_path / "c.duckdb"
-    code = run_collect(None, "ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True, play_workers=2)
+    code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True,
+                       play_workers=2)
     assert code == 130
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"
@@ -286,13 +309,25 @@ def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeyp
 
 def test_a_play_worker_that_dies_breaks_the_pool_instead_of_hanging_it(tmp_path):
     from concurrent.futures.process import BrokenProcessPool
-    model = load_model(paths.AGENT_WEIGHTS)
-    artifacts = Artifacts(tmp_path, model.onnx_source())
+    runner, artifacts = _ort(tmp_path)
     artifacts.onnx_fp32()
+    tasks = [Task("ort-cpu-fp32", (), s, None) for s in (1000, 1001, 1002, 1003)]  # whole games: long enough
     with pytest.raises(BrokenProcessPool):
-        with PlayPool(2, paths.AGENT_WEIGHTS, artifacts, "ort-cpu-fp32", 0, {}) as pool:
-            episodes = pool.play([1000, 1001, 1002, 1003], None)  # whole games: long enough to be killed in
+        with Players({"ort-cpu-fp32": runner}, 2, paths.AGENT_WEIGHTS, artifacts, 0) as players:
+            episodes = players.run(tasks)
             next(episodes)
-            pool.processes()[0].kill()
+            players.processes()[0].kill()
             list(episodes)
     assert _no_workers_left()
+
+
+def test_the_play_copy_of_a_runner_computes_the_same_numbers(tmp_path):
+    runner, _ = _ort(tmp_path)
+    twin = runner.for_play()
+    states = np.load(paths.FIXED_STATES)
+    try:
+        assert twin is not runner
+        np.testing.assert_array_equal(measure.state_q_values(twin, states), measure.state_q_values(runner, states))
+    finally:
+        twin.close()
+        runner.close()

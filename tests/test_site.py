@@ -118,14 +118,15 @@ def test_incomplete_run_gets_a_labelled_partial_page(quick_run, tmp_path):
     con = duckdb.connect(str(partial))
     con.execute("UPDATE runs SET status = 'incomplete', status_detail = 'interrupted (Ctrl-C) during play'")
     # Three seeds were planned; both runtimes played only two: the play gate lacks data.
-    con.execute("UPDATE runs SET settings = json_merge_patch(settings, '{\"seeds\": [1000, 1001, 1002]}')")
+    con.execute("UPDATE runs SET profile = 'full', settings = json_merge_patch(settings, "
+                "'{\"seeds\": [1000, 1001, 1002], \"looks\": [3]}')")
     con.close()
     out = tmp_path / "s"
     assert CliRunner().invoke(main, ["build", str(partial), "--out", str(out)]).exit_code == 0
     en = (out / "en" / "hardware" / "ci-cpu" / "index.html").read_text()
     zh = (out / "zh-tw" / "hardware" / "ci-cpu" / "index.html").read_text()
     assert "Partial results" in en and "interrupted (Ctrl-C) during play" in en and "部分結果" in zh
-    assert "episodes not played against the reference" in en   # a seed short: no play verdict
+    assert "no games paired with the reference" in en   # a seed short of the look: no play verdict
 
 
 def test_hostile_strings_are_escaped_everywhere(quick_run, tmp_path):

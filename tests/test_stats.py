@@ -72,29 +72,100 @@ def test_paired_difference():
         stats.paired_difference([1, 2], [1])
 
 
-GATES = Gates(0.10, 0.98, -0.05)
+GATES = Gates(0.10, 0.98, 0.05)
+
+
+def _shadow(fraction, low, high):
+    return {"fraction": fraction, "low": low, "high": high, "same": 990, "decisions": 1000, "episodes": 10}
+
+
+def _play(outcome):
+    return {"outcome": outcome, "mean": 0.0, "low": -1.0, "high": 1.0, "margin": 2.0, "n": 100, "look": 0, "looks": 1}
 
 
 def test_verdict_all_gates_pass():
-    v = judge(GATES, reference_p95=1.0, p95=0.69, same_actions=60, states=60, reference_mean_score=42.0,
-              paired_ci_low=-1.0)
-    assert v.outcome == "deployment-worthy" and [g.passed for g in v.gates] == [True, True, True]
+    v = judge(GATES, (0.69, 0.66, 0.72), _shadow(1.0, 1.0, 1.0), _play("non-inferior"))
+    assert v.outcome == "deployment-worthy" and [g.state for g in v.gates] == ["pass", "pass", "pass"]
 
 
-def test_verdict_fails_on_any_gate_like_the_original_fp16():
-    # Original study's TensorRT FP16: slower than FP32's P95, 56/60 actions, mean far below.
-    v = judge(GATES, reference_p95=1.110, p95=1.162, same_actions=56, states=60, reference_mean_score=42.03,
-              paired_ci_low=-9.0)
-    assert v.outcome == "not-adopted" and [g.passed for g in v.gates] == [False, False, False]
-    edge = judge(GATES, reference_p95=1.0, p95=0.9, same_actions=59, states=60, reference_mean_score=100.0,
-                 paired_ci_low=-5.0)
-    assert [g.passed for g in edge.gates] == [True, True, True]   # exactly on each threshold (59/60 = 98.3 %)
-    below = judge(GATES, reference_p95=1.0, p95=0.91, same_actions=58, states=60, reference_mean_score=100.0,
-                  paired_ci_low=-5.01)
-    assert [g.passed for g in below.gates] == [False, False, False]   # 58/60 = 96.7 %
+def test_verdict_reads_intervals_not_points():
+    # the original study's TensorRT FP16: slower than the reference even at the fast end of its CI
+    assert judge(GATES, (1.047, 1.02, 1.08), _shadow(0.99, 0.985, 0.995), _play("non-inferior")).outcome == \
+        "not-adopted"
+    # 12 % faster at the point, but the CI reaches 5 % faster: undecided, not a pass
+    v = judge(GATES, (0.88, 0.84, 0.95), _shadow(0.99, 0.985, 0.995), _play("non-inferior"))
+    assert v.outcome == "undecided" and v.gates[0].state == "undecided"
+    edge = judge(GATES, (0.85, 0.8, 0.9), _shadow(0.99, 0.98, 0.995), _play("non-inferior"))
+    assert [g.state for g in edge.gates] == ["pass", "pass", "pass"]     # exactly on each threshold
+    low = judge(GATES, (0.5, 0.4, 0.6), _shadow(0.975, 0.97, 0.979), _play("undecided"))
+    assert [g.state for g in low.gates] == ["pass", "fail", "undecided"] and low.outcome == "not-adopted"
+    assert judge(GATES, (0.5, 0.4, 0.6), _shadow(0.99, 0.97, 0.995), _play("inferior")).outcome == "not-adopted"
 
 
 def test_verdict_without_data_is_no_verdict():
-    v = judge(GATES, reference_p95=1.0, p95=None, same_actions=60, states=60, reference_mean_score=42.0,
-              paired_ci_low=0.0)
-    assert v.outcome == "no-verdict" and v.gates[0].passed is None
+    v = judge(GATES, None, _shadow(1.0, 1.0, 1.0), _play("non-inferior"))
+    assert v.outcome == "no-verdict" and v.gates[0].state == "missing"
+
+
+# -- the sequential play test --------------------------------------------------------------------------
+
+def test_obrien_fleming_boundaries_match_the_published_values():
+    from rtreport import sequential
+    # Lan-DeMets O'Brien-Fleming spending, 5 equally spaced looks, one-sided 0.025 (gsDesign's sfLDOF)
+    assert sequential.boundaries([0.2, 0.4, 0.6, 0.8, 1.0]) == pytest.approx([4.877, 3.357, 2.680, 2.290, 2.031],
+                                                                            abs=2e-3)
+    assert sequential.boundaries([1.0]) == pytest.approx([1.95996], abs=1e-4)
+
+
+@pytest.mark.parametrize("true_mean,expected", [(0.0, "non-inferior"), (-40.0, "inferior"), (-12.0, "undecided")])
+def test_the_three_outcomes_on_synthetic_differences_with_known_answers(true_mean, expected):
+    from rtreport import sequential
+    d = np.random.default_rng(7).normal(size=1200)
+    d = (d - d.mean()) / d.std(ddof=1) * 20 + true_mean     # exactly this mean and spread
+    looks = (100, 300, 600, 900, 1200)
+    mean, low, high = sequential.repeated_ci(d, 4, looks)
+    assert mean == pytest.approx(true_mean)
+    assert high - low == pytest.approx(2 * 2.0129 * 20 / np.sqrt(1200), rel=1e-3)
+    assert sequential.outcome(low, high, 12.0) == expected
+
+
+def test_seeds_needed_and_the_designs_power_for_this_agent():
+    from rtreport import sequential
+    # the committed 30-seed H200 FP16 result: mean -5.63, paired SD about 119, margin 5 % of 239.83
+    n = sequential.seeds_needed(-5.63, 119.0, 0.05 * 239.83)
+    assert 2500 < n < 3500   # close to the margin the spread needs thousands of seeds
+    assert sequential.seeds_needed(0.0, 119.0, 12.0) == pytest.approx(((1.95996 + 0.84162) * 119 / 12) ** 2, abs=1)
+    assert sequential.seeds_needed(0.0, 0.0, 12.0) == 2
+    looks = (100, 300, 600, 900, 1200)
+    # a truly equal runtime at the largest paired spread seen (131 points) passes in >= 80 % of runs …
+    assert sequential.design_power(131.0, 0.05 * 230, looks, simulations=4000) >= 0.80
+    # … and a runtime exactly at the margin passes in about 2.5 % (the one-sided error rate)
+    assert sequential.design_power(131.0, 0.05 * 230, looks, -0.05 * 230, simulations=20000) == \
+        pytest.approx(0.025, abs=0.006)
+
+
+# -- latency rounds, played-decision agreement, rliable's statistics ----------------------------------------
+
+def test_round_resampling_widens_the_interval_when_rounds_disagree():
+    rng = np.random.default_rng(3)
+    steady = [rng.normal(1.0, 0.05, 2000) for _ in range(3)]
+    shifted = [rng.normal(m, 0.05, 2000) for m in (0.8, 1.0, 1.2)]    # a level shift between rounds
+    ref = [rng.normal(2.0, 0.05, 2000) for _ in range(3)]
+    _, lo1, hi1 = stats.p95_ratio(steady, ref, resamples=500)
+    _, lo2, hi2 = stats.p95_ratio(shifted, ref, resamples=500)
+    assert hi2 - lo2 > 3 * (hi1 - lo1)
+    assert stats.rounds_spread(shifted) == pytest.approx(1.5, rel=0.02) and stats.rounds_spread(steady) < 1.01
+
+
+def test_clustered_agreement_and_the_zero_flip_bound():
+    f, lo, hi = stats.clustered_fraction([10, 10, 9, 10], [10, 10, 10, 10])
+    assert (f, lo, hi) == (0.975, 0.925, 1.0)   # three of four resampled games the flawed one: 2.5 % tail
+    assert stats.zero_event_upper(60) == pytest.approx(0.0487, abs=1e-4)   # 0 flips in 60 states: <= 4.9 %
+    assert list(stats.margin_bin([0.0, 5e-7, 0.05, 2.0])) == [0, 0, 5, 7]
+
+
+def test_probability_of_improvement_and_iqm():
+    assert stats.probability_of_improvement([2, 2], [1, 3]) == 0.5
+    assert stats.probability_of_improvement([5], [1, 2, 5]) == pytest.approx((2 + 0.5) / 3)
+    low, high = stats.iqm_ci([1, 2, 3, 4, 5, 6, 7, 100])
+    assert low <= 4.5 <= high

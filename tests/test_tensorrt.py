@@ -1,49 +1,101 @@
-"""The TensorRT runner without TensorRT (it cannot be installed here): its pure decisions, and its
-call sequence and buffer plumbing against a recording fake of ``tensorrt`` and cuda-python's ``cudart``.
-These tests say nothing about TensorRT's own numerics; no TensorRT figure is produced anywhere here."""
+"""The TensorRT family. The build path runs for real with TensorRT for RTX on this CPU machine (engines from the
+shipped ONNX and the project's FP16 ONNX, checked I/O, TF32 cleared, a wrong model refused); without
+``tensorrt-rtx`` those tests skip with the reason. Execution needs a GPU TensorRT-RTX serves: the runner's call
+sequence, buffers, CUDA graph and clean-up are checked against a recording fake of the library and cuda-python.
+No TensorRT latency, agreement or score is produced anywhere here."""
 import ctypes
+import importlib.util
 import sys
 import types
 
 import numpy as np
+import onnx
 import pytest
+import torch
 
-from collect.runners import tensorrt_runner as trt_runner
-from collect.runners.base import RuntimeUnavailable
+from collect import paths
+from collect.artifacts import convert_onnx_to_fp16
 from collect.registry import all_runtimes
+from collect.runners import tensorrt_runner as trt_runner
+from collect.runners import trt_build
+from collect.runners.base import RuntimeUnavailable
+
+HAVE_RTX = importlib.util.find_spec("tensorrt_rtx") is not None
+needs_rtx = pytest.mark.skipif(not HAVE_RTX, reason="tensorrt-rtx is not installed (pip install tensorrt-rtx)")
 
 
-def test_build_plan_per_tensorrt_version():
-    assert trt_runner.build_plan(10, "fp32") == trt_runner.BuildPlan("fp32", False, (), ("TF32",))
-    assert trt_runner.build_plan(10, "fp16") == trt_runner.BuildPlan("fp32", False, ("FP16",), ())
-    assert trt_runner.build_plan(11, "fp32") == trt_runner.BuildPlan("fp32", True, (), ())
-    assert trt_runner.build_plan(11, "fp16") == trt_runner.BuildPlan("fp16", True, (), ())
+@pytest.fixture(scope="module")
+def onnx_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("onnx")
+    fp16 = folder / "model_fp16.onnx"
+    onnx.save(convert_onnx_to_fp16(onnx.load(str(paths.AGENT_ONNX))), str(fp16))
+    return {"fp32": paths.AGENT_ONNX, "fp16": fp16}
+
+
+# -- the real build path (TensorRT-RTX on the CPU) ------------------------------------------------------
+
+@needs_rtx
+@pytest.mark.parametrize("precision,onnx_used,max_mb", [("fp32", "fp32", 9.0), ("fp16", "fp16", 5.0)])
+def test_tensorrt_rtx_builds_engines_from_the_shipped_onnx(onnx_files, precision, onnx_used, max_mb):
+    import tensorrt_rtx as trt
+    built = trt_build.build(trt, onnx_files, precision, 4)
+    assert built.onnx == onnx_used and built.typing == "strongly typed"
+    assert 1e6 < len(built.engine) < max_mb * 1e6 and built.seconds > 0
+    assert built.io == {"input": "observation", "output": "q_values", "input_shape": [-1, 4, 84, 84],
+                        "output_shape": [-1, 4]}
+    assert built.numerics == {"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}
+
+
+@needs_rtx
+def test_a_model_that_breaks_the_contract_is_refused_with_one_line(tmp_path):
+    import tensorrt_rtx as trt
+
+    class Wrong(torch.nn.Module):
+        def forward(self, x):
+            return x.float().mean(dim=(2, 3))          # float input of the wrong size, 4 outputs
+    torch.onnx.export(Wrong(), (torch.zeros((1, 4, 64, 64)),), str(tmp_path / "w.onnx"), input_names=["observation"],
+                      dynamic_axes={"observation": {0: "batch"}}, dynamo=False)
+    with pytest.raises(trt_build.ContractError) as e:
+        trt_build.build(trt, {"fp32": tmp_path / "w.onnx"}, "fp32", 4)
+    assert str(e.value) == "input observation must be uint8 (N, 4, 84, 84); it is float (-1, 4, 64, 64)"
+    (tmp_path / "junk.onnx").write_bytes(b"not onnx")
+    with pytest.raises(trt_build.ContractError, match="cannot parse"):
+        trt_build.build(trt, {"fp32": tmp_path / "junk.onnx"}, "fp32", 4)
+
+
+@needs_rtx
+def test_without_a_gpu_tensorrt_rtx_runtimes_are_unavailable_not_failed():
+    import torch.cuda
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    reasons = {r.id: r.check(None) for r in all_runtimes() if r.id.startswith("trtrtx-")}
+    assert len(reasons) == 4
+    for reason in reasons.values():
+        assert reason and ("no CUDA GPU visible" in reason or "cuda-python" in reason), reason
+
+
+def test_the_build_plan_follows_what_the_library_offers():
+    ns = types.SimpleNamespace
+    strongly = ns(NetworkDefinitionCreationFlag=ns(STRONGLY_TYPED=5), BuilderFlag=type("F", (), {"TF32": 1}))
+    assert trt_build.plan(strongly, "fp16") == ("fp16", True, (), ("TF32",))
+    weak = ns(NetworkDefinitionCreationFlag=ns(), BuilderFlag=type("F", (), {"TF32": 1, "FP16": 2}))
+    assert trt_build.plan(weak, "fp16") == ("fp32", False, ("FP16",), ("TF32",))
+    assert trt_build.plan(weak, "fp32") == ("fp32", False, (), ("TF32",))
+    bare = ns(NetworkDefinitionCreationFlag=ns(), BuilderFlag=type("F", (), {}))
     with pytest.raises(RuntimeUnavailable):
-        trt_runner.build_plan(8, "fp32")
+        trt_build.plan(bare, "fp16")
     with pytest.raises(ValueError):
-        trt_runner.build_plan(10, "int8")
+        trt_build.plan(strongly, "int8")
 
 
-def test_profile_and_engine_name():
-    assert trt_runner.profile_shapes(512) == ((1, 4, 84, 84), (1, 4, 84, 84), (512, 4, 84, 84))
-    name = trt_runner.engine_file_name("fp16", "10.13.0", "NVIDIA H200 <x>", "ab" * 32)
-    assert name == "model-abababababab-trt10.13.0-nvidia-h200--x-fp16.engine"
-    assert trt_runner.major_version("11.0.1") == 11
+def test_library_refusals_become_reasons():
+    assert trt_build._reason("Error Code 1: Cuda Runtime (In ScopedCudaStream at /_src/x.cpp:25 (cudaError 35))") \
+        == "Error Code 1: Cuda Runtime"
+    name = trt_runner.engine_file_name("trtrtx", "fp16", "1.7.1.116", "NVIDIA H200 <x>", "ab" * 32)
+    assert name == "model-abababababab-trtrtx1.7.1.116-nvidia-h200--x-fp16.engine"
 
 
-def test_absent_tensorrt_is_a_clean_unavailable_row():
-    if "tensorrt" in sys.modules or trt_runner.TensorRTRunner.unavailable_reason() is None:
-        pytest.skip("tensorrt is installed here")
-    for spec in all_runtimes():
-        if spec.framework == "TensorRT":
-            assert "tensorrt Python package is not installed" in spec.check(None)
-
-
-def _info(precision, graph=False):
-    return next(r for r in all_runtimes() if r.id == f"trt-{precision}{'-graph' if graph else ''}")
-
-
-# -- a recording fake of the two libraries ---------------------------------------------------------
+# -- execution against a recording fake of the library and cuda-python --------------------------------------
 
 class FakeCudart:
     class cudaMemcpyKind:
@@ -53,12 +105,15 @@ class FakeCudart:
         cudaStreamCaptureModeGlobal = "global"
 
     def __init__(self):
-        self.device, self.host, self.calls, self.capturing = {}, {}, [], None
+        self.device, self.host, self.calls, self.capturing, self.freed = {}, {}, [], None, []
         self.next_ptr = 0x1000
 
     def _ptr(self):
         self.next_ptr += 0x1000
         return self.next_ptr
+
+    def cudaGetDeviceCount(self):
+        return 0, 1
 
     def cudaSetDevice(self, i):
         return (0,)
@@ -117,23 +172,63 @@ class FakeCudart:
             self._run(op)
         return (0,)
 
-    def cudaFree(self, p):
-        return (0,)
+    def _free(kind):
+        def free(self, obj):
+            self.freed.append(kind)
+            return (0,)
+        return free
+    cudaFree, cudaFreeHost = _free("device"), _free("host")
+    cudaStreamDestroy, cudaGraphDestroy, cudaGraphExecDestroy = _free("stream"), _free("graph"), _free("graph_exec")
 
-    def cudaFreeHost(self, p):
-        return (0,)
 
+def make_fake_trt(name, version, cudart, log, reject: str | None = None):
+    trt = types.ModuleType(name)
+    trt.__version__ = version
 
-def make_fake_trt(version, cudart, log):
-    trt = types.SimpleNamespace(__version__=version)
-    trt.Logger = type("Logger", (), {"WARNING": 2, "__init__": lambda self, level=None: None})
+    class ILogger:
+        ERROR, INTERNAL_ERROR, WARNING = 1, 0, 2
+
+        def __init__(self):
+            pass
+    trt.ILogger = ILogger
     trt.NetworkDefinitionCreationFlag = types.SimpleNamespace(STRONGLY_TYPED=5)
-    trt.BuilderFlag = types.SimpleNamespace(FP16="FP16", TF32="TF32")
+    trt.BuilderFlag = type("BuilderFlag", (), {"TF32": "TF32"})
     trt.MemoryPoolType = types.SimpleNamespace(WORKSPACE="WORKSPACE")
+    trt.DataType = types.SimpleNamespace(UINT8="u8", FLOAT="f32")
+    trt.TensorIOMode = types.SimpleNamespace(INPUT="in", OUTPUT="out")
+
+    tensor = lambda n, dt, shape: types.SimpleNamespace(name=n, dtype=types.SimpleNamespace(name=dt), shape=shape)  # noqa
+    trt.DataType = types.SimpleNamespace(UINT8=tensor("", "uint8", ()).dtype, FLOAT=tensor("", "float", ()).dtype)
 
     class Network:
+        num_inputs = num_outputs = 1
+
         def get_input(self, i):
-            return types.SimpleNamespace(name="observation")
+            return types.SimpleNamespace(name="observation", dtype=trt.DataType.UINT8, shape=(-1, 4, 84, 84))
+
+        def get_output(self, i):
+            return types.SimpleNamespace(name="q_values", dtype=trt.DataType.FLOAT, shape=(-1, 4))
+
+    class Config:
+        def __init__(self):
+            self.flags = {"TF32"}
+
+        def set_memory_pool_limit(self, pool, n):
+            log.append(("pool", pool, n))
+
+        def set_flag(self, f):
+            self.flags.add(f)
+            log.append(("set_flag", f))
+
+        def clear_flag(self, f):
+            self.flags.discard(f)
+            log.append(("clear_flag", f))
+
+        def get_flag(self, f):
+            return f in self.flags
+
+        def add_optimization_profile(self, p):
+            log.append(("profile",))
 
     class Builder:
         def __init__(self, logger):
@@ -144,10 +239,7 @@ def make_fake_trt(version, cudart, log):
             return Network()
 
         def create_builder_config(self):
-            return types.SimpleNamespace(
-                set_memory_pool_limit=lambda pool, n: log.append(("pool", pool, n)),
-                set_flag=lambda f: log.append(("set_flag", f)), clear_flag=lambda f: log.append(("clear_flag", f)),
-                add_optimization_profile=lambda p: log.append(("profile",)))
+            return Config()
 
         def create_optimization_profile(self):
             return types.SimpleNamespace(set_shape=lambda name, a, b, c: log.append(("shape", name, a, b, c)))
@@ -169,9 +261,11 @@ def make_fake_trt(version, cudart, log):
 
         def set_tensor_address(self, name, ptr):
             self.addresses[name] = ptr
+            return True
 
         def set_input_shape(self, name, shape):
             self.shape = shape
+            return True
 
         def execute_async_v3(self, stream):
             n = self.shape[0]
@@ -188,8 +282,16 @@ def make_fake_trt(version, cudart, log):
             return True
 
     class Engine:
+        num_io_tensors = 2
+
         def get_tensor_name(self, i):
-            return ["observation", "q_values"][i]
+            return ["q_values", "observation"][i]          # outputs first: the runner must not assume the order
+
+        def get_tensor_mode(self, name):
+            return trt.TensorIOMode.INPUT if name == "observation" else trt.TensorIOMode.OUTPUT
+
+        def get_tensor_dtype(self, name):
+            return trt.DataType.UINT8 if name == "observation" else trt.DataType.FLOAT
 
         def get_tensor_shape(self, name):
             return (-1, 4)
@@ -197,23 +299,46 @@ def make_fake_trt(version, cudart, log):
         def create_execution_context(self):
             return Context()
 
-    trt.Builder, trt.OnnxParser = Builder, Parser
-    trt.Runtime = lambda logger: types.SimpleNamespace(
-        deserialize_cuda_engine=lambda b: log.append(("deserialize", bytes(b))) or Engine())
+    class Runtime:
+        def __init__(self, logger):
+            self.logger = logger
+
+        def deserialize_cuda_engine(self, data):
+            log.append(("deserialize", bytes(data)))
+            if reject:
+                self.logger.log(ILogger.ERROR, reject)
+                return None
+            return Engine()
+
+    trt.Builder, trt.OnnxParser, trt.Runtime = Builder, Parser, Runtime
     return trt
 
 
-@pytest.mark.parametrize("version,precision,graph", [("10.13.0", "fp32", False), ("10.13.0", "fp16", True),
-                                                     ("11.0.0", "fp16", False)])
-def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, version, precision, graph):
+def _fake(monkeypatch, flavour, version, reject=None):
     cudart, log = FakeCudart(), []
-    monkeypatch.setitem(sys.modules, "tensorrt", make_fake_trt(version, cudart, log))
+    module = trt_build.FLAVOURS[flavour].module
+    monkeypatch.setitem(sys.modules, module, make_fake_trt(module, version, cudart, log, reject))
     monkeypatch.setattr(trt_runner, "_cudart", lambda: cudart)
-    onnx = {p: tmp_path / f"{p}.onnx" for p in ("fp32", "fp16")}
-    for p, path in onnx.items():
+    return cudart, log
+
+
+def _info(flavour, precision, graph=False):
+    return next(r for r in all_runtimes() if r.id == f"{flavour}-{precision}{'-graph' if graph else ''}")
+
+
+def _getters(tmp_path):
+    onnx_paths = {p: tmp_path / f"{p}.onnx" for p in ("fp32", "fp16")}
+    for p, path in onnx_paths.items():
         path.write_bytes(p.encode())
-    getters = {p: (lambda path=path: (path, 0.5)) for p, path in onnx.items()}
-    runner = trt_runner.TensorRTRunner(_info(precision, graph), getters, tmp_path / "engines", "cd" * 32, 0, graph)
+    return {p: (lambda path=path: (path, 0.5)) for p, path in onnx_paths.items()}
+
+
+@pytest.mark.parametrize("flavour,precision,graph", [("trt", "fp32", False), ("trt", "fp16", True),
+                                                     ("trtrtx", "fp16", False), ("trtrtx", "fp32", True)])
+def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, flavour, precision, graph):
+    cudart, log = _fake(monkeypatch, flavour, "11.0.0" if flavour == "trt" else "1.7.1.116")
+    runner = trt_runner.TensorRTRunner(_info(flavour, precision, graph), flavour, _getters(tmp_path),
+                                       tmp_path / "engines", "cd" * 32, 0, graph)
     with runner:
         states = np.random.default_rng(0).integers(0, 256, size=(3, 4, 84, 84), dtype=np.uint8)
         for i in range(3):
@@ -221,35 +346,41 @@ def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, version
             np.testing.assert_allclose(q, states[i:i + 1].reshape(1, 4, -1).mean(axis=2), rtol=1e-6)
         if not graph:
             np.testing.assert_allclose(runner.infer(states), states.reshape(3, 4, -1).mean(axis=2), rtol=1e-6)
-    major = int(version.split(".")[0])
-    expected_onnx = b"fp16" if (major >= 11 and precision == "fp16") else b"fp32"
-    assert ("parse", expected_onnx) in log
-    assert ("create_network", (1 << 5) if major >= 11 else 0) in log
-    flags = [e for e in log if e[0] in ("set_flag", "clear_flag")]
-    if major >= 11:
-        assert flags == []
-    else:
-        assert flags == ([("clear_flag", "TF32")] if precision == "fp32" else [("set_flag", "FP16")])
+        described = runner.describe()
+    assert ("parse", precision.encode()) in log                      # the FP16 engine from the FP16 ONNX
+    assert ("create_network", 1 << 5) in log and ("clear_flag", "TF32") in log
     assert ("shape", "observation", (1, 4, 84, 84), (1, 4, 84, 84), (512, 4, 84, 84)) in log
     assert runner.artifact_bytes == len(b"ENGINE") and runner.artifact_path.read_bytes() == b"ENGINE"
     assert (cudart.calls.count("graph launch") == 3) == graph
-    assert runner.describe()["libraries"] == {"tensorrt": version}
+    assert described["numerics"] == {"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}
+    assert described["libraries"] == {trt_build.FLAVOURS[flavour].module: runner.version}
+    # every CUDA object freed, the graph's before the stream's
+    expected = (["graph_exec", "graph"] if graph else []) + ["stream"] + ["device", "device", "host", "host"]
+    assert cudart.freed == expected
+
+
+def test_a_gpu_the_library_does_not_serve_is_unavailable_in_its_own_words(tmp_path, monkeypatch):
+    said = ("IRuntime::deserializeCudaEngine: Error Code 1: The engine cannot run on this GPU, which has compute "
+            "capability 9.0. Supported compute capabilities: 8.0 8.6 8.9 12.0 12.1 >12.0")
+    _, log = _fake(monkeypatch, "trtrtx", "1.7.1.116", reject=said)
+    runner = trt_runner.TensorRTRunner(_info("trtrtx", "fp32"), "trtrtx", _getters(tmp_path), tmp_path / "e", "cd" * 32)
+    with pytest.raises(RuntimeUnavailable, match="compute capability 9.0. Supported compute capabilities: 8.0"):
+        runner.prepare()
+    assert runner.artifact_bytes == len(b"ENGINE") and runner.prepare_seconds > 0   # the build is recorded
+    assert runner.describe()["details"]["onnx"] == "fp32"
+    runner.close()
 
 
 def test_a_play_worker_runs_the_parents_engine_without_building_its_own(tmp_path, monkeypatch):
     """Parallel play: a builder times tactics, so a second build could be another engine; workers reuse it."""
-    cudart, log = FakeCudart(), []
-    monkeypatch.setitem(sys.modules, "tensorrt", make_fake_trt("10.13.0", cudart, log))
-    monkeypatch.setattr(trt_runner, "_cudart", lambda: cudart)
-    onnx = tmp_path / "fp32.onnx"
-    onnx.write_bytes(b"fp32")
-    getters = {"fp32": lambda: (onnx, 0.5), "fp16": lambda: (onnx, 0.5)}
-    with trt_runner.TensorRTRunner(_info("fp32"), getters, tmp_path / "engines", "cd" * 32) as parent:
+    _, log = _fake(monkeypatch, "trt", "10.13.0")
+    getters = _getters(tmp_path)
+    with trt_runner.TensorRTRunner(_info("trt", "fp32"), "trt", getters, tmp_path / "engines", "cd" * 32) as parent:
         args = parent.worker_args()
     assert args == {"engine_path": str(parent.artifact_path)}
     parent.artifact_path.write_bytes(b"THE ENGINE")  # what the worker must load, byte for byte
     log.clear()
-    worker = trt_runner.TensorRTRunner(_info("fp32"), getters, tmp_path / "elsewhere", "cd" * 32)
+    worker = trt_runner.TensorRTRunner(_info("trt", "fp32"), "trt", getters, tmp_path / "elsewhere", "cd" * 32)
     worker.reuse(args)
     with worker:
         assert worker.infer(np.zeros((1, 4, 84, 84), np.uint8)).shape == (1, 4)

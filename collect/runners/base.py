@@ -66,6 +66,12 @@ class Runner:
     def reuse(self, worker_args: dict) -> None:
         """Before ``prepare()``: take what ``worker_args()`` of the original runner gave."""
 
+    def for_play(self) -> "Runner":
+        """The runner that decides in play: by default this one. A runner may return a copy that computes the
+        same numbers but schedules its threads so that it does not slow the runtimes it alternates with
+        (shadow evaluation runs several runtimes on every step); latency is always measured on this one."""
+        return self
+
     def __enter__(self):
         self.prepare()
         return self

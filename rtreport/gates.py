@@ -1,0 +1,30 @@
+"""The adoption gates (``gates.toml``): fixed before looking; read by collect (the play margin decides when a
+runtime has played enough) and by build (every verdict)."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_GATES = Path(__file__).with_name("gates.toml")
+
+
+@dataclass(frozen=True)
+class Gates:
+    min_p95_reduction: float
+    min_same_action_fraction: float
+    play_margin: float            # fraction of the reference's mean score
+    source: str = "default"
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> "Gates":
+        path = Path(path) if path else DEFAULT_GATES
+        data = tomllib.loads(path.read_text())
+        play = data["play"]
+        # gates files of rtreport ≤ 0.1 gave the play gate as a (negative) lower bound
+        margin = play["margin_fraction_of_reference_mean"] if "margin_fraction_of_reference_mean" in play \
+            else -play["min_ci_low_fraction_of_reference_mean"]
+        if float(margin) < 0:
+            raise ValueError("the play margin must not be negative")
+        return cls(float(data["faster"]["min_p95_reduction"]), float(data["agreement"]["min_same_action_fraction"]),
+                   float(margin), "default" if path == DEFAULT_GATES else path.name)

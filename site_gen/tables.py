@@ -1,0 +1,85 @@
+"""The machine page's tables of the verdict's evidence: latency rounds, agreement on every played decision, the
+play test. Each is {"head": [...], "rows": [[...]]} of formatted, translated cells (templates only place them)."""
+from __future__ import annotations
+
+import numpy as np
+
+from rtreport.stats import MARGIN_BINS
+
+from .analysis import RunResult
+from .i18n import Translator
+from .wording import pct, speed_change
+
+
+def _margin_bin_label(i: int) -> str:
+    lo, hi = MARGIN_BINS[i], MARGIN_BINS[i + 1]
+    return f"< {hi:g}" if lo == 0 else f"≥ {lo:g}" if hi == float("inf") else f"{lo:g}–{hi:g}"
+
+
+def rounds_table(res: RunResult, t: Translator) -> dict | None:
+    ran = [r for r in res.runtimes if r.latency and r.latency["rounds"]]
+    if not ran:
+        return None
+    n = max(len(r.latency["rounds"]) for r in ran)
+    rows = []
+    for r in ran:
+        per = [f"{s['p50']:.3f} / {s['p95']:.3f}" for s in r.latency["rounds"]] + [t("none")] * (n - len(r.latency["rounds"]))
+        conditions = [i["conditions"].get("after") or {} for i in r.rows.round_info if i.get("conditions")]
+        clocks = sorted({c["sm_clock_mhz"] for c in conditions if "sm_clock_mhz" in c})
+        temps = [c["temperature_c"] for c in conditions if "temperature_c" in c]
+        gpu = t("round_gpu", clock=f"{clocks[0]}–{clocks[-1]}" if len(clocks) > 1 else clocks[0],
+                temp=f"{min(temps)}–{max(temps)}") if clocks and temps else t("none")
+        spread = r.latency["spread"]
+        rows.append([r.rows.title, *per, f"{spread:.2f}×" + (" ⚠" if spread > 1.10 else ""), gpu,
+                     speed_change(r.ratio[0], t) if r.ratio else t("none"),
+                     f"{speed_change(r.ratio[1], t)} … {speed_change(r.ratio[2], t)}" if r.ratio else t("none")])
+    head = [t("col_runtime")] + [t("col_round", n=i + 1) for i in range(n)] + \
+        [t("col_round_spread"), t("col_round_gpu"), t("col_vs_reference_p95"), t("col_vs_reference_ci")]
+    return {"head": head, "rows": rows}
+
+
+def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
+    ran = [r for r in res.runtimes if r.shadow]
+    if not ran:
+        return None
+    meanings = res.rows.run.get("protocol", {}).get("action_meanings") or []
+    name = (lambda a: meanings[a] if a < len(meanings) else str(a))
+    rows = []
+    for r in ran:
+        s = r.shadow
+        firsts = s["first_flip_steps"]
+        where = t("first_flip_at", median=f"{np.median(firsts):.0f}", low=min(firsts), high=max(firsts)) \
+            if firsts else t("none")
+        pairs = ", ".join(f"{name(a)}→{name(b)} ×{n}" for (a, b), n in
+                          sorted(s["pairs"].items(), key=lambda kv: -kv[1])[:3]) or t("none")
+        bins = ", ".join(f"{_margin_bin_label(i)}: {f}/{d:,}" for i, (d, f) in enumerate(s["by_margin"]) if f) \
+            or t("none")
+        same = pct(s["fraction"], 3) + (f" ({t('zero_upper', rate=pct(s['zero_upper'], 4))})"
+                                       if s["zero_upper"] is not None else "")
+        rows.append([r.rows.title, f"{s['decisions']:,}", same, f"{pct(s['low'], 3)} – {pct(s['high'], 3)}",
+                     f"{s['flips']:,}", f"{s['episodes_with_flip']:,}/{s['episodes']:,}", where, pairs, bins])
+    head = [t(k) for k in ("col_runtime", "col_decisions", "col_same_share", "col_ci95", "col_flips",
+                           "col_episodes_flipped", "col_first_flip", "col_pairs", "col_flips_by_margin")]
+    return {"head": head, "rows": rows}
+
+
+def play_test_table(res: RunResult, t: Translator) -> dict | None:
+    ran = [r for r in res.runtimes if r.play]
+    if not ran:
+        return None
+    rows = []
+    for r in ran:
+        p, sec = r.play, r.secondary or {}
+        played = sum(1 for e in r.rows.episodes if e["source"] is None)
+        needed = p.get("seeds_needed")
+        outcome = t(f"play_{p['outcome']}") + (" (" + t("needs_seeds", seeds=f"{needed:,}") + ")" if needed else "")
+        iqm = f"{sec['iqm']:.1f} [{sec['iqm_ci'][0]:.1f}, {sec['iqm_ci'][1]:.1f}] / {sec['iqm_reference']:.1f}" \
+            if sec else t("none")
+        poi = f"{sec['poi']:.3f} [{sec['poi_ci'][0]:.3f}, {sec['poi_ci'][1]:.3f}]" if sec else t("none")
+        check = t("check_result", matched=r.check["matched"], tested=r.check["tested"]) if r.check else t("none")
+        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})", f"{p['mean']:+.2f}",
+                     f"{p['low']:+.2f} … {p['high']:+.2f}", f"{-p['margin']:.2f}", outcome,
+                     f"{p['up']}↑ {p['down']}↓", f"{played:,} / {len(r.rows.episodes) - played:,}", iqm, poi, check])
+    head = [t(k) for k in ("col_seeds_look", "col_mean_diff", "col_rci", "col_margin", "col_outcome",
+                           "col_up_down", "col_played_established", "col_iqm_vs_ref", "col_poi", "col_check")]
+    return {"head": [t("col_runtime")] + head, "rows": rows}

@@ -1,0 +1,51 @@
+"""``verdicts.json`` of each machine: per runtime, the outcome and every gate's statistic, interval, threshold
+and sample size, for readers who process the report by program (pure)."""
+from __future__ import annotations
+
+import json
+
+from .analysis import RunResult
+
+FIELDS = {"faster": ("p95_ratio", "ratio of P95s, candidate / reference (95 % CI: rounds and sample blocks)"),
+          "agreement": ("same_action_fraction", "share of the reference's played decisions with the same action "
+                                                "(95 % CI: episodes resampled)"),
+          "play": ("mean_paired_difference", "mean same-seed score difference, candidate − reference "
+                                             "(repeated 95 % CI at the last look)")}
+
+
+def _round(x):
+    return None if x is None else round(float(x), 6)
+
+
+def verdicts_document(res: RunResult) -> str:
+    run = res.rows.run
+    runtimes = []
+    for r in res.runtimes:
+        entry = {"runtime_id": r.rows.runtime_id, "title": r.rows.title, "status": r.rows.status,
+                 "reference": r.is_reference,
+                 "outcome": "reference" if r.is_reference else r.verdict.outcome if r.verdict else None}
+        if r.verdict:
+            gates = {}
+            for g in r.verdict.gates:
+                name, meaning = FIELDS[g.gate]
+                gate = {"state": g.state, "statistic": name, "meaning": meaning, "value": _round(g.value),
+                        "ci_low": _round(g.low), "ci_high": _round(g.high), "threshold": _round(g.threshold)}
+                if g.gate == "faster" and r.latency:
+                    gate["n"] = r.latency["n"]
+                    gate["rounds"] = len(r.latency["rounds"])
+                if g.gate == "agreement" and g.detail:
+                    gate.update(n=g.detail["decisions"], same=g.detail["same"], episodes=g.detail["episodes"])
+                if g.gate == "play" and g.detail:
+                    gate.update(n=g.detail["n"], look=g.detail["look"] + 1, looks=g.detail["looks"],
+                                margin=_round(g.detail["margin"]), outcome=g.detail["outcome"],
+                                seeds_needed=g.detail.get("seeds_needed"))
+                gates[g.gate] = gate
+            entry["gates"] = gates
+        runtimes.append(entry)
+    doc = {"machine": run["label"], "run_id": run["run_id"], "status": run["status"], "profile": run.get("profile"),
+           "reference": res.reference_id, "withheld": res.withheld, "source": res.rows.source.name,
+           "gates": {"source": res.gates.source, "min_p95_reduction": res.gates.min_p95_reduction,
+                     "min_same_action_fraction": res.gates.min_same_action_fraction,
+                     "play_margin_fraction_of_reference_mean": res.gates.play_margin},
+           "runtimes": runtimes}
+    return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False, allow_nan=False) + "\n"

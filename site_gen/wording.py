@@ -1,0 +1,33 @@
+"""Verdicts and gate results in words, in the reader's language: exactly what was shown, with its interval."""
+from __future__ import annotations
+
+from .i18n import Translator
+
+
+def pct(x: float, digits: int = 1) -> str:
+    return f"{x * 100:.{digits}f} %"
+
+
+def speed_change(ratio: float, t: Translator, digits: int = 1) -> str:
+    """A P95 ratio as the reader says it: "31.0 % faster", "12.6 % slower"."""
+    if abs(ratio - 1) < 0.5 * 10 ** -(digits + 2):
+        return t("same_speed")
+    return t("faster_by", value=pct(1 - ratio, digits)) if ratio < 1 else t("slower_by", value=pct(ratio - 1, digits))
+
+
+def gate_reason(g, t: Translator) -> str:
+    key = f"gate_{g.gate}_{g.state}"
+    if g.state == "missing":
+        return t(key)
+    if g.gate == "faster":
+        # the CI of the ratio, read from the faster end to the slower one
+        return t(key, change=speed_change(g.value, t), low=speed_change(g.low, t), high=speed_change(g.high, t),
+                 threshold=pct(1 - g.threshold, 0))
+    if g.gate == "agreement":
+        return t(key, value=pct(g.value, 2), low=pct(g.low, 2), high=pct(g.high, 2), threshold=pct(g.threshold, 0),
+                 decisions=f"{g.detail['decisions']:,}", episodes=f"{g.detail['episodes']:,}")
+    d = g.detail
+    needed = "" if g.state != "undecided" else (t("needs_seeds", seeds=f"{d['seeds_needed']:,}")
+                                                if d.get("seeds_needed") else t("needs_unknown"))
+    return t(key, mean=f"{d['mean']:+.2f}", low=f"{d['low']:+.2f}", high=f"{d['high']:+.2f}", n=f"{d['n']:,}",
+             margin=f"{-d['margin']:.2f}", needed=needed)

@@ -1,0 +1,154 @@
+"""The play phase on the CPU with real games: shadow agreement, the reuse rule (an episode established by
+construction is the episode really replayed), resume after Ctrl-C, and the machine-readable verdicts."""
+import json
+from dataclasses import replace
+
+import duckdb
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from collect import collect_command, collector, measure, paths
+from collect.agent.protocol import make_eval_env
+from collect.artifacts import Artifacts
+from collect.collect_command import run_collect
+from collect.model_input import load_model
+from collect.registry import Runtime, all_runtimes
+from collect.runners.base import Runner
+from rtreport.cli import main
+
+
+class Nudged(Runner):
+    """PyTorch FP32 on the CPU with one Q-value nudged by a deterministic function of the observation: it takes
+    another action than the reference at some near-ties, as a lower precision would."""
+
+    def __init__(self, info, model_loader):
+        super().__init__(info)
+        self.loader = model_loader
+
+    def prepare_impl(self):
+        import torch
+        self.torch, self.model = torch, self.loader()
+
+    def infer_impl(self, batch):
+        with self.torch.inference_mode():
+            q = self.model(self.torch.from_numpy(batch)).numpy().copy()
+        q[:, 0] += 0.05 * ((batch.reshape(len(batch), -1).sum(axis=1).astype(np.int64) % 5) - 2) / 2
+        return q
+
+    def describe_impl(self):
+        return {"numerics": {"tf32": "not-applicable"}}
+
+
+def _nudged(rid):
+    info = Runtime(rid, "Nudged", "cpu", "fp32", "test", make=lambda m, a, c: Nudged(info, m.torch_model))
+    return info
+
+
+@pytest.fixture
+def nudged_runtimes(monkeypatch):
+    real = all_runtimes()
+    extra = [*real, _nudged("nudged-cpu-fp32"), _nudged("nudged-twin-cpu-fp32")]
+    monkeypatch.setattr(collector, "all_runtimes", lambda: extra)
+    monkeypatch.setattr(collect_command, "all_runtimes", lambda: extra)
+    monkeypatch.setattr(collect_command, "QUICK", replace(collector.QUICK, looks=(4,), check_seeds=1,
+                                                          episode_step_cap=300))
+    return "torch-cpu-fp32,ort-cpu-fp32,nudged-cpu-fp32,nudged-twin-cpu-fp32"
+
+
+def _rows(db, sql):
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_episodes_established_by_the_shadow_rule_equal_really_replayed_ones(tmp_path, nudged_runtimes):
+    out = tmp_path / "n.duckdb"
+    assert run_collect(None, nudged_runtimes, out, False, "n", 0, tmp_path / "a", True, True) == 0
+    episodes = _rows(out, "SELECT runtime_id, seed, score, steps, source, actions FROM episodes ORDER BY ALL")
+    by = {(r, s): (score, steps, src, acts) for r, s, score, steps, src, acts in episodes}
+    established = [(r, s, src) for (r, s), (_, _, src, _) in by.items() if src]
+    assert {src for _, _, src in established} == {"torch-cpu-fp32", "nudged-cpu-fp32"}   # both rules were used
+    nudged_played = [s for (r, s), v in by.items() if r == "nudged-cpu-fp32" and v[2] is None]
+    assert len(nudged_played) >= 2   # it flipped, so it played its own games where it could differ
+    model = load_model(paths.AGENT_WEIGHTS)
+    specs = {s.id: s for s in collector.all_runtimes()}
+    env = make_eval_env()
+    try:
+        for rid, seed, source in established:
+            with specs[rid].make(model, Artifacts(tmp_path / "b", model.onnx_source()), 0) as runner:
+                replay, _ = measure.play(runner, seed, 300, env)
+            score, steps, _, actions = by[(source, seed)]
+            assert (replay.score, replay.steps, replay.actions) == (score, steps, list(actions)), (rid, seed, source)
+    finally:
+        env.close()
+    # every decision of the reference's games was compared, and the nudged runtime's flips are all near-ties
+    shadow = _rows(out, "SELECT runtime_id, sum(decisions), sum(same) FROM shadow WHERE driver = 'torch-cpu-fp32' "
+                        "GROUP BY ALL ORDER BY ALL")
+    steps = sum(v[1] for (r, _), v in by.items() if r == "torch-cpu-fp32")
+    assert {r: d for r, d, _ in shadow} == {r: steps for r in ("nudged-cpu-fp32", "nudged-twin-cpu-fp32",
+                                                                "ort-cpu-fp32")}
+    flips = _rows(out, "SELECT reference_margin FROM flips WHERE runtime_id = 'nudged-cpu-fp32'")
+    assert flips and max(m for (m,) in flips) <= 0.05 + 1e-6
+
+
+def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nudged_runtimes, monkeypatch):
+    whole = tmp_path / "whole.duckdb"
+    assert run_collect(None, nudged_runtimes, whole, False, "r", 0, tmp_path / "a", True, True) == 0
+    real, calls = measure.play_shadowed, {"n": 0}
+
+    def interrupted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(measure, "play_shadowed", interrupted)
+    cut = tmp_path / "cut.duckdb"
+    assert run_collect(None, nudged_runtimes, cut, False, "r", 0, tmp_path / "a", True, True) == 130
+    assert _rows(cut, "SELECT status FROM runs") == [("incomplete",)]
+    monkeypatch.setattr(measure, "play_shadowed", real)
+    stored = _rows(cut, "SELECT count(*) FROM latency")[0][0]
+    assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=cut, rounds=4) == 0
+    assert _rows(cut, "SELECT status FROM runs") == [("complete",)]
+    assert _rows(cut, "SELECT session, status FROM sessions ORDER BY 1") == [(0, "incomplete"), (1, "complete")]
+    # the interrupted run's rows are kept, one more latency round was added, and the games are the same games
+    assert _rows(cut, "SELECT count(*) FROM latency")[0][0] == stored + 4 * 300
+    same = "SELECT runtime_id, seed, score, steps, source, actions FROM episodes ORDER BY ALL"
+    assert _rows(cut, same) == _rows(whole, same)
+    shadow = "SELECT runtime_id, seed, driver, decisions, same, first_flip FROM shadow ORDER BY ALL"
+    assert _rows(cut, shadow) == _rows(whole, shadow)
+
+
+def test_resume_refuses_what_it_cannot_continue(quick_run, tmp_path):
+    result = CliRunner().invoke(main, ["collect", "--resume", str(tmp_path / "none.duckdb")])
+    assert result.exit_code == 2 and "no such file" in result.output
+    result = CliRunner().invoke(main, ["collect", "--resume", str(quick_run), "--label", "x"])
+    assert result.exit_code == 2 and "takes no --out, --label or --quick" in result.output
+    result = CliRunner().invoke(main, ["collect", "--resume", str(paths.DATA / "cpu-epyc-2core.duckdb")])
+    if _rows(paths.DATA / "cpu-epyc-2core.duckdb", "SELECT value FROM meta WHERE key = 'schema_version'")[0][0] == "1":
+        assert result.exit_code == 2 and "schema version 1 cannot be continued" in result.output
+
+
+def test_verdicts_json_holds_every_gates_statistic(tmp_path, nudged_runtimes):
+    out = tmp_path / "v.duckdb"
+    assert run_collect(None, nudged_runtimes, out, False, "v", 0, tmp_path / "a", True, True) == 0
+    con = duckdb.connect(str(out))
+    con.execute("UPDATE runs SET profile = 'full'")   # the smoke profile withholds verdicts
+    con.close()
+    assert CliRunner().invoke(main, ["build", str(out), "--out", str(tmp_path / "s")]).exit_code == 0
+    doc = json.loads((tmp_path / "s" / "data" / "v" / "verdicts.json").read_text())
+    assert doc["reference"] == "torch-cpu-fp32" and doc["gates"]["play_margin_fraction_of_reference_mean"] == 0.05
+    by = {r["runtime_id"]: r for r in doc["runtimes"]}
+    assert by["torch-cpu-fp32"]["outcome"] == "reference"
+    for rid in ("ort-cpu-fp32", "nudged-cpu-fp32", "nudged-twin-cpu-fp32"):
+        gates = by[rid]["gates"]
+        assert set(gates) == {"faster", "agreement", "play"}
+        for g in gates.values():
+            assert g["state"] in ("pass", "fail", "undecided") and g["ci_low"] <= g["value"] <= g["ci_high"]
+        assert gates["play"]["n"] == 4 and gates["agreement"]["n"] > 0
+    assert by["ort-cpu-fp32"]["gates"]["agreement"]["value"] == 1.0
+    assert by["nudged-cpu-fp32"]["gates"]["agreement"]["value"] < 1.0
+    np.testing.assert_equal(by["nudged-cpu-fp32"]["gates"]["agreement"]["value"],
+                            by["nudged-twin-cpu-fp32"]["gates"]["agreement"]["value"])
