@@ -33,8 +33,10 @@ class RunStore:
         self.path = Path(path)
         self.run_id = run_id
         self.con = duckdb.connect(str(self.path))
-        if not existing:
-            with self._write():
+        with self._write():
+            if existing:
+                schema.add_missing_tables(self.con)
+            else:
                 schema.create(self.con)
         self.session = self.con.execute("SELECT coalesce(max(session) + 1, 0) FROM sessions WHERE run_id = ?",
                                         [run_id]).fetchone()[0] if existing else 0

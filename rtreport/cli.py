@@ -112,10 +112,13 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
               help="Folder to write the site into (replaced as a whole, only once every page is written).")
 @click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None,
               help="Gate thresholds (TOML); default: rtreport/gates.toml.")
+@click.option("--base-url", default=None,
+              help="Where the site will be served, e.g. https://example.org/rtreport/: absolute canonical and "
+                   "hreflang links, og:url and sitemap.xml (without it, pages use relative links only).")
 @click.option("--allow-invalid", is_flag=True,
               help="Publish files whose raw rows fail validation, marked invalid, without their bad rows "
                    "and without verdicts (default: refuse them).")
-def build(inputs, out, gates_path, allow_invalid):
+def build(inputs, out, gates_path, base_url, allow_invalid):
     """Build the bilingual static report site from collect runs' DuckDB files.
 
     INPUTS are DuckDB files or folders (every *.duckdb inside); default: ./data.
@@ -128,7 +131,11 @@ def build(inputs, out, gates_path, allow_invalid):
         raise UserError(f"gates file not found: {gates_path}")
     dbs = find_inputs(list(inputs) or [Path("data")])
     start = time.perf_counter()
-    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid)
+    if base_url is not None:
+        if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", base_url):
+            raise UserError(f"--base-url must be an http(s) URL such as https://example.org/rtreport/, not {base_url!r}")
+        base_url = base_url if base_url.endswith("/") else base_url + "/"
+    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid, base_url=base_url)
     click.echo(f"built {len(pages)} pages from {len(dbs)} file(s) into {out} in {time.perf_counter() - start:.1f} s; "
                f"open {out / 'index.html'}")
 

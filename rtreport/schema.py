@@ -100,6 +100,18 @@ def ddl(keys: bool = True) -> str:
     return "\n".join(out)
 
 
+def add_missing_tables(con) -> list[str]:
+    """Tables of this schema version a file lacks (one written while the version was still growing), created
+    empty; the file's rows stay as they are. Returns the tables made."""
+    have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    made = []
+    for table, statement in zip(TABLES, ddl().split("\n")):
+        if table not in have:
+            con.execute(statement)
+            made.append(table)
+    return made
+
+
 def create(con) -> None:
     con.execute(ddl())
     con.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION),

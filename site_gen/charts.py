@@ -1,22 +1,24 @@
-"""Plotly figure specs (plain dicts for plotly.js) and their data tables; pure, no I/O.
+"""Plotly figure specs (plain dicts for plotly.js's basic bundle: bar and scatter traces) and their data tables;
+pure, no I/O.
 
-Each chart is a ``Chart``: the figure, the table of the numbers it draws (shown on the page and
-offered as CSV), and the keys of its caption and screen-reader summary in the i18n catalogs.
-Trace types used: bar, box, scatter.
+Every chart answers one question and draws the decision into it: a gate's threshold is a line, an interval is an
+error bar, runtimes are rows of horizontal bars (long names read on a phone), one colour per runtime across charts.
+Each is a ``Chart``: the figure, the table of the numbers it draws (the page's fallback and CSV), its title,
+caption and screen-reader summary keys in the i18n catalogs.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from .analysis import RunResult
 
 # Sixteen distinguishable colours (Plotly's ten, then six darker ones): one per runtime, the same in every chart.
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf", "#393b79", "#ad494a", "#637939", "#7b4173", "#e7ba52", "#3182bd"]
-DQ_FLOOR = 1e-9
-FONT = {"family": "system-ui, -apple-system, 'Noto Sans TC', 'PingFang TC', 'Microsoft JhengHei', sans-serif"}
+FONT = {"family": "system-ui, -apple-system, 'Noto Sans TC', 'PingFang TC', 'Microsoft JhengHei', sans-serif",
+        "size": 13}
+GATE_LINE = {"color": "#cf222e", "width": 2, "dash": "dash"}
+ZERO_LINE = {"color": "#57606a", "width": 1}
 
 
 @dataclass
@@ -25,21 +27,14 @@ class Chart:
     figure: dict
     columns: list[str]            # i18n keys of the table's column headings
     rows: list[list]              # already formatted cells
+    title: str                    # i18n key
     caption: str                  # i18n key
     summary: tuple[str, dict] = ("", {})   # i18n key and its parameters
     csv_rows: list[list] = field(default_factory=list)   # unformatted values for the CSV
 
 
-def _layout(t, **extra) -> dict:
-    # Legend above the plot: runtime names are long and the x tick labels below need the room.
-    layout = {"font": FONT, "margin": {"l": 60, "r": 20, "t": 70, "b": 40}, "height": 480,
-              "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-              "paper_bgcolor": "white", "plot_bgcolor": "white"}
-    layout.update(extra)
-    for axis in ("xaxis", "xaxis2", "yaxis", "yaxis2"):
-        if axis in layout:
-            layout[axis] = {"automargin": True, **layout[axis]}
-    return layout
+def _r(x, digits=4):
+    return None if x is None else round(float(x), digits)
 
 
 def _color(res: RunResult, runtime_id: str) -> str:
@@ -48,36 +43,76 @@ def _color(res: RunResult, runtime_id: str) -> str:
     return PALETTE[measured.index(runtime_id) % len(PALETTE)] if runtime_id in measured else PALETTE[-1]
 
 
-def _r(x, digits=4):
-    return None if x is None else round(float(x), digits)
+def _rows_layout(t, n: int, x_title: str, **extra) -> dict:
+    """A horizontal chart of ``n`` runtimes: one row each, names on the left, sized to fit a phone."""
+    layout = {"font": FONT, "height": 110 + 34 * max(n, 1), "margin": {"l": 10, "r": 16, "t": 16, "b": 48},
+              "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": False, "hovermode": "closest",
+              "xaxis": {"title": {"text": x_title}, "automargin": True, "zeroline": False, "gridcolor": "#eaeef2"},
+              "yaxis": {"automargin": True, "autorange": "reversed", "type": "category"}}
+    layout.update(extra)
+    return layout
+
+
+def _vline(x, line, label=None) -> tuple[dict, list]:
+    shape = {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1, "line": line}
+    note = [{"xref": "x", "yref": "paper", "x": x, "y": 1, "yanchor": "bottom", "text": label, "showarrow": False,
+             "font": {"size": 11, "color": line["color"]}}] if label else []
+    return shape, note
+
+
+def speed_chart(res: RunResult, t) -> Chart | None:
+    """How many times as fast as the reference (batch=1 P95), sorted, with the gate's line."""
+    ran = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
+    if not ran:
+        return None
+    names = [r.rows.title for r in ran]
+    speed = [1 / r.ratio[0] for r in ran]
+    hi, lo = [1 / r.ratio[1] for r in ran], [1 / r.ratio[2] for r in ran]
+    gate = 1 / (1 - res.gates.min_p95_reduction)
+    custom = [[f"{r.latency['p95']:.3f}", f"{a:.2f}", f"{b:.2f}"] for r, a, b in zip(ran, lo, hi)]
+    trace = {"type": "bar", "orientation": "h", "y": names, "x": [_r(s, 3) for s in speed],
+             "marker": {"color": [_color(res, r.rows.runtime_id) for r in ran]},
+             "error_x": {"type": "data", "symmetric": False, "array": [_r(h - s, 3) for h, s in zip(hi, speed)],
+                         "arrayminus": [_r(s - low, 3) for s, low in zip(speed, lo)], "color": "#1b1f24"},
+             "customdata": custom,
+             "hovertemplate": "%{y}<br>" + t("hover_speed") + "<extra></extra>"}
+    g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"))
+    one, _ = _vline(1, ZERO_LINE)
+    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference"),
+                                                   shapes=[one, g], annotations=note)}
+    rows = [[r.rows.title, f"{r.latency['p95']:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×"]
+            for r, s, a, b in zip(ran, speed, lo, hi)]
+    csv = [[r.rows.runtime_id, r.latency["p95"], s, a, b] for r, s, a, b in zip(ran, speed, lo, hi)]
+    best = ran[0]
+    ties = [r.rows.title for r in ran[1:] if 1 / r.ratio[1] >= 1 / best.ratio[2]]   # CIs overlap the fastest's
+    summary = ("sum_speed_ties", {"fastest": best.rows.title, "times": f"{speed[0]:.2f}", "ties": t("sep").join(ties)}) \
+        if ties else ("sum_speed", {"fastest": best.rows.title, "times": f"{speed[0]:.2f}"})
+    return Chart("speed", fig, ["col_runtime", "col_p95_ms", "col_times", "col_ci95"], rows, "title_speed",
+                 "cap_speed", summary, csv)
 
 
 def latency_chart(res: RunResult, t) -> Chart | None:
-    """P50 and P95 per runtime (P95 with its bootstrap CI), beside the distribution of samples."""
+    """P50 (circle) and P95 (diamond, with its 95 % CI) of each runtime, in milliseconds."""
     ran = [r for r in res.runtimes if r.latency]
     if not ran:
         return None
     names = [r.rows.title for r in ran]
-    p95_err_plus = [_r(r.latency["p95_ci_high"] - r.latency["p95"]) for r in ran]
-    p95_err_minus = [_r(r.latency["p95"] - r.latency["p95_ci_low"]) for r in ran]
-    traces = [
-        {"type": "bar", "name": "P50", "x": names, "y": [_r(r.latency["p50"]) for r in ran],
-         "marker": {"color": PALETTE[0]}, "xaxis": "x", "yaxis": "y"},
-        {"type": "bar", "name": t("p95_with_ci"), "x": names, "y": [_r(r.latency["p95"]) for r in ran],
-         "error_y": {"type": "data", "symmetric": False, "array": p95_err_plus, "arrayminus": p95_err_minus},
-         "marker": {"color": PALETTE[1]}, "xaxis": "x", "yaxis": "y"},
-    ]
-    for r in ran:
-        ms = np.asarray(r.rows.decision_seconds) * 1e3
-        # The box draws quartiles and whiskers from the samples; outliers beyond P99 are not shipped.
-        clipped = ms[ms <= np.percentile(ms, 99)]
-        traces.append({"type": "box", "name": r.rows.title, "y": [_r(v, 4) for v in clipped], "boxpoints": False,
-                       "marker": {"color": _color(res, r.rows.runtime_id)}, "xaxis": "x2", "yaxis": "y2",
-                       "showlegend": False})
-    fig = {"data": traces, "layout": _layout(t, barmode="group",
-           xaxis={"domain": [0, 0.48], "tickangle": -20}, xaxis2={"domain": [0.55, 1], "tickangle": -20},
-           yaxis={"title": {"text": t("latency_ms")}, "rangemode": "tozero"},
-           yaxis2={"title": {"text": t("latency_ms_to_p99")}, "anchor": "x2", "rangemode": "tozero"})}
+    colors = [_color(res, r.rows.runtime_id) for r in ran]
+    p50 = {"type": "scatter", "mode": "markers", "name": "P50", "y": names, "x": [_r(r.latency["p50"]) for r in ran],
+           "marker": {"symbol": "circle-open", "size": 11, "color": colors, "line": {"width": 2}},
+           "hovertemplate": "%{y}<br>P50 %{x:.3f} ms<extra></extra>"}
+    p95 = {"type": "scatter", "mode": "markers", "name": "P95", "y": names, "x": [_r(r.latency["p95"]) for r in ran],
+           "marker": {"symbol": "diamond", "size": 11, "color": colors},
+           "error_x": {"type": "data", "symmetric": False, "color": "#57606a",
+                       "array": [_r(r.latency["p95_ci_high"] - r.latency["p95"]) for r in ran],
+                       "arrayminus": [_r(r.latency["p95"] - r.latency["p95_ci_low"]) for r in ran]},
+           "customdata": [[f"{r.latency['p95_ci_low']:.3f}", f"{r.latency['p95_ci_high']:.3f}"] for r in ran],
+           "hovertemplate": "%{y}<br>P95 %{x:.3f} ms (95 % CI %{customdata[0]}–%{customdata[1]})<extra></extra>"}
+    fig = {"data": [p50, p95], "layout": _rows_layout(
+        t, len(ran), t("latency_ms"), showlegend=True,
+        legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "xanchor": "left"},
+        margin={"l": 10, "r": 16, "t": 36, "b": 48}, xaxis={"title": {"text": t("latency_ms")}, "automargin": True,
+                                                              "rangemode": "tozero", "gridcolor": "#eaeef2"})}
     rows = [[r.rows.title, f"{r.latency['n']:,}", f"{r.latency['p50']:.3f}", f"{r.latency['p95']:.3f}",
              f"{r.latency['p95_ci_low']:.3f}–{r.latency['p95_ci_high']:.3f}", f"{r.latency['p99']:.3f}",
              f"{r.latency['mean']:.3f}", f"{r.latency['std']:.3f}"] for r in ran]
@@ -85,7 +120,7 @@ def latency_chart(res: RunResult, t) -> Chart | None:
             r.latency["p95_ci_high"], r.latency["p99"], r.latency["mean"], r.latency["std"]] for r in ran]
     fastest = min(ran, key=lambda r: r.latency["p95"])
     return Chart("latency", fig, ["col_runtime", "col_samples", "col_p50_ms", "col_p95_ms", "col_p95_ci_ms",
-                                  "col_p99_ms", "col_mean_ms", "col_std_ms"], rows, "cap_latency",
+                                  "col_p99_ms", "col_mean_ms", "col_std_ms"], rows, "title_latency", "cap_latency",
                  ("sum_latency", {"fastest": fastest.rows.title, "p95": f"{fastest.latency['p95']:.3f}",
                                   "n": len(ran)}), csv)
 
@@ -94,23 +129,64 @@ def throughput_chart(res: RunResult, t) -> Chart | None:
     ran = [r for r in res.runtimes if r.throughput]
     if not ran:
         return None
-    traces = [{"type": "scatter", "mode": "lines+markers", "name": r.rows.title,
-               "x": list(r.throughput), "y": [_r(v, 1) for v in r.throughput.values()],
-               "marker": {"color": _color(res, r.rows.runtime_id)}, "line": {"color": _color(res, r.rows.runtime_id)}}
-              for r in ran]
-    fig = {"data": traces, "layout": _layout(t, xaxis={"title": {"text": t("batch_size")}, "type": "log"},
-                                             yaxis={"title": {"text": t("decisions_per_s")}, "type": "log"})}
     sizes = sorted({b for r in ran for b in r.throughput})
+    traces = [{"type": "scatter", "mode": "lines+markers", "name": r.rows.title, "x": list(r.throughput),
+               "y": [_r(v, 1) for v in r.throughput.values()], "line": {"color": _color(res, r.rows.runtime_id)},
+               "marker": {"color": _color(res, r.rows.runtime_id)},
+               "hovertemplate": r.rows.title.replace("%", "%%") + "<br>" + t("hover_throughput") + "<extra></extra>"}
+              for r in ran]
+    fig = {"data": traces, "layout": {
+        "font": FONT, "height": 400 + 22 * len(ran), "margin": {"l": 10, "r": 16, "t": 30 + 22 * len(ran), "b": 48}, "paper_bgcolor": "white",
+        "plot_bgcolor": "white", "showlegend": True, "hovermode": "closest",
+        "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+        "xaxis": {"title": {"text": t("batch_size")}, "type": "log", "tickvals": sizes, "ticktext": [str(b) for b in sizes],
+                  "automargin": True, "gridcolor": "#eaeef2"},
+        "yaxis": {"title": {"text": t("decisions_per_s")}, "type": "log", "dtick": "D2", "tickformat": "~s",
+                  "automargin": True, "gridcolor": "#eaeef2"}}}
     rows = [[r.rows.title] + [f"{r.throughput[b]:,.0f}" if b in r.throughput else "—" for b in sizes] for r in ran]
     csv = [[r.rows.runtime_id, b, r.throughput[b]] for r in ran for b in sizes if b in r.throughput]
     best = max(ran, key=lambda r: max(r.throughput.values()))
     best_b = max(best.throughput, key=best.throughput.get)
-    return Chart("throughput", fig, ["col_runtime"] + [f"batch:{b}" for b in sizes], rows, "cap_throughput",
-                 ("sum_throughput", {"best": best.rows.title, "rate": f"{best.throughput[best_b]:,.0f}",
-                                     "batch": best_b}), csv)
+    return Chart("throughput", fig, ["col_runtime"] + [f"batch:{b}" for b in sizes], rows, "title_throughput",
+                 "cap_throughput", ("sum_throughput", {"best": best.rows.title, "rate": f"{best.throughput[best_b]:,.0f}",
+                                                       "batch": best_b}), csv)
 
 
 def agreement_chart(res: RunResult, t) -> Chart | None:
+    """Share of the reference's played decisions with the same action, with its CI and the gate's line."""
+    ran = [r for r in res.runtimes if r.shadow]
+    if not ran:
+        return None
+    names = [r.rows.title for r in ran]
+    pct = [100 * r.shadow["fraction"] for r in ran]
+    trace = {"type": "scatter", "mode": "markers", "y": names, "x": [_r(p, 4) for p in pct],
+             "marker": {"size": 12, "color": [_color(res, r.rows.runtime_id) for r in ran]},
+             "error_x": {"type": "data", "symmetric": False, "color": "#57606a",
+                         "array": [_r(100 * r.shadow["high"] - p, 4) for r, p in zip(ran, pct)],
+                         "arrayminus": [_r(p - 100 * r.shadow["low"], 4) for r, p in zip(ran, pct)]},
+             "customdata": [[f"{r.shadow['same']:,}", f"{r.shadow['decisions']:,}", f"{r.shadow['episodes']:,}"]
+                            for r in ran],
+             "hovertemplate": "%{y}<br>" + t("hover_agreement") + "<extra></extra>"}
+    gate = 100 * res.gates.min_same_action_fraction
+    g, note = _vline(gate, GATE_LINE, t("gate_line_agreement", x=f"{gate:g} %"))
+    low = min([gate] + [100 * r.shadow["low"] for r in ran])
+    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_same_action_pct"), shapes=[g],
+                                                   annotations=note)}
+    fig["layout"]["xaxis"]["range"] = [max(0.0, low - (100 - low) * 0.15 - 0.05), 100.05]
+    rows = [[r.rows.title, f"{r.shadow['same']:,}/{r.shadow['decisions']:,}", f"{p:.3f} %",
+             f"{100 * r.shadow['low']:.3f} – {100 * r.shadow['high']:.3f} %"] for r, p in zip(ran, pct)]
+    csv = [[r.rows.runtime_id, r.shadow["decisions"], r.shadow["same"], r.shadow["fraction"], r.shadow["low"],
+            r.shadow["high"]] for r in ran]
+    fewest = min(p for p in pct)
+    worst = [r.rows.title for r, p in zip(ran, pct) if p == fewest]
+    summary = ("sum_agreement_tie", {"n": len(ran), "value": f"{fewest:.3f}"}) if len(worst) == len(ran) else \
+        ("sum_agreement", {"runtime": ", ".join(worst), "value": f"{fewest:.3f}"})
+    return Chart("agreement", fig, ["col_runtime", "col_same_actions", "col_same_share", "col_ci95"], rows,
+                 "title_agreement", "cap_agreement", summary, csv)
+
+
+def fixed_states_chart(res: RunResult, t) -> Chart | None:
+    """The diagnostic: each fixed state's |ΔQ| against how close the reference's choice was (log–log)."""
     ran = [r for r in res.runtimes if r.agreement and not r.is_reference]
     if not ran:
         return None
@@ -118,100 +194,102 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
     for r in ran:
         a = r.agreement
         flipped = {f["state"] for f in a["flips"]}
-        color = _color(res, r.rows.runtime_id)
         for label, idx, symbol in ((r.rows.title, [s for s in range(a["states"]) if s not in flipped], "circle"),
                                    (f"{r.rows.title} — {t('flipped')}", sorted(flipped), "x")):
-            if not idx:
-                continue
-            traces.append({"type": "scatter", "mode": "markers", "name": label,
-                           "x": [_r(a["reference_margin"][s], 6) for s in idx],
-                           # identical Q-values (|ΔQ| = 0) cannot sit on a log axis: drawn at its floor, 1e-9
-                           "y": [max(_r(a["per_state_max_abs_dq"][s], 9), DQ_FLOOR) for s in idx],
-                           "text": [f"state {s}" for s in idx],
-                           "marker": {"color": color, "symbol": symbol, "size": 9 if symbol == "x" else 6}})
-    fig = {"data": traces, "layout": _layout(t, xaxis={"title": {"text": t("reference_margin")}, "type": "log"},
-                                             yaxis={"title": {"text": t("max_abs_dq")}, "type": "log"})}
+            if idx:
+                traces.append({"type": "scatter", "mode": "markers", "name": label,
+                               "x": [max(_r(a["reference_margin"][s], 9), 1e-9) for s in idx],
+                               "y": [max(_r(a["per_state_max_abs_dq"][s], 12), 1e-9) for s in idx],
+                               "text": [t("state_n", n=s) for s in idx],
+                               "marker": {"color": _color(res, r.rows.runtime_id), "symbol": symbol,
+                                          "size": 10 if symbol == "x" else 7, "opacity": 0.8},
+                               "hovertemplate": label.replace("%", "%%") + "<br>%{text}<br>" + t("hover_fixed")
+                                                + "<extra></extra>"})
+    axis = {"type": "log", "dtick": 1, "exponentformat": "power", "automargin": True, "gridcolor": "#eaeef2"}
+    fig = {"data": traces, "layout": {"font": FONT, "height": 400, "margin": {"l": 10, "r": 16, "t": 16, "b": 48},
+                                      "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": False,
+                                      "hovermode": "closest", "xaxis": {**axis, "title": {"text": t("reference_margin")}},
+                                      "yaxis": {**axis, "title": {"text": t("max_abs_dq")}}}}
     rows = [[r.rows.title, f"{r.agreement['same_actions']}/{r.agreement['states']}",
              f"{r.agreement['max_abs_dq']:.2e}", f"{r.agreement['mean_abs_dq']:.2e}", str(len(r.agreement["flips"]))]
             for r in ran]
     csv = [[r.rows.runtime_id, s, r.agreement["reference_margin"][s], r.agreement["per_state_max_abs_dq"][s],
             int(s in {f["state"] for f in r.agreement["flips"]})] for r in ran for s in range(r.agreement["states"])]
-    worst = min(ran, key=lambda r: r.agreement["same_actions"])
-    return Chart("agreement", fig, ["col_runtime", "col_same_actions", "col_max_dq", "col_mean_dq", "col_flips"],
-                 rows, "cap_agreement",
-                 ("sum_agreement", {"runtime": worst.rows.title, "same": worst.agreement["same_actions"],
-                                    "states": worst.agreement["states"]}), csv)
+    fewest = min(r.agreement["same_actions"] for r in ran)
+    worst = [r for r in ran if r.agreement["same_actions"] == fewest]
+    states = ran[0].agreement["states"]
+    summary = ("sum_fixed_tie", {"n": len(ran), "same": fewest, "states": states}) if len(worst) == len(ran) else \
+        ("sum_fixed", {"runtime": ", ".join(r.rows.title for r in worst), "same": fewest, "states": states})
+    return Chart("fixed-states", fig, ["col_runtime", "col_same_actions", "col_max_dq", "col_mean_dq", "col_flips"],
+                 rows, "title_fixed", "cap_fixed", summary, csv)
 
 
 def play_chart(res: RunResult, t) -> Chart | None:
-    """Two panels, as in the original study: score distributions; paired differences vs the reference."""
-    played = [r for r in res.runtimes if r.scores]
-    if not played:
+    """The play test: mean same-seed difference with its repeated CI, against the margin."""
+    tested = [r for r in res.runtimes if r.play]
+    if not tested:
         return None
-    traces = []
-    for r in played:
-        traces.append({"type": "box", "name": r.rows.title, "y": [e["score"] for e in r.rows.episodes],
-                       "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "boxmean": True,
-                       "marker": {"color": _color(res, r.rows.runtime_id), "size": 4}, "xaxis": "x", "yaxis": "y",
-                       "showlegend": False})
-    paired = [r for r in played if r.paired_vs_reference]
-    tested = [r for r in played if r.play]
-    if tested:
-        traces.append({
-            "type": "scatter", "mode": "markers", "name": t("mean_diff_ci"), "xaxis": "x2", "yaxis": "y2",
-            "x": [r.rows.title for r in tested], "y": [_r(r.play["mean"], 3) for r in tested],
-            "error_y": {"type": "data", "symmetric": False,
-                        "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
-                        "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested]},
-            "marker": {"color": "black", "size": 10, "symbol": "diamond"}})
-        for r in paired:
-            traces.append({"type": "box", "name": r.rows.title, "y": r.paired_vs_reference["differences"],
-                           "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "fillcolor": "rgba(0,0,0,0)",
-                           "line": {"color": "rgba(0,0,0,0)"}, "xaxis": "x2", "yaxis": "y2", "showlegend": False,
-                           "marker": {"color": _color(res, r.rows.runtime_id), "size": 4, "opacity": 0.6}})
-    ref_title = res.runtime(res.reference_id).rows.title if res.runtime(res.reference_id) else "—"
-    fig = {"data": traces, "layout": _layout(
-        t, xaxis={"domain": [0, 0.48], "tickangle": -20}, xaxis2={"domain": [0.55, 1], "tickangle": -20},
-        yaxis={"title": {"text": t("raw_score")}}, yaxis2={"title": {"text": t("paired_diff_vs", ref=ref_title)},
-                                                           "anchor": "x2", "zeroline": True})}
+    names = [r.rows.title for r in tested]
+    margin = tested[0].play["margin"]
+    trace = {"type": "scatter", "mode": "markers", "y": names, "x": [_r(r.play["mean"], 3) for r in tested],
+             "marker": {"size": 12, "symbol": "diamond", "color": [_color(res, r.rows.runtime_id) for r in tested]},
+             "error_x": {"type": "data", "symmetric": False, "color": "#1b1f24",
+                         "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
+                         "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested]},
+             "customdata": [[f"{r.play['low']:+.1f}", f"{r.play['high']:+.1f}", f"{r.play['n']:,}",
+                             t(f"play_{r.play['outcome']}")] for r in tested],
+             "hovertemplate": "%{y}<br>" + t("hover_play") + "<extra></extra>"}
+    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"))
+    zero, _ = _vline(0, ZERO_LINE)
+    fig = {"data": [trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), shapes=[zero, g],
+                                                   annotations=note)}
     rows, csv = [], []
-    for r in played:
-        s, p = r.scores, r.paired_vs_reference
-        rows.append([r.rows.title, str(s["n"]), f"{s['mean']:.2f}", f"{s['median']:g}", f"{s['std']:.2f}",
-                     f"{s['p10']:.1f}", f"{s['p90']:.1f}", f"{s['min']:g}", f"{s['max']:g}", f"{s['iqm']:.2f}",
-                     f"{p['mean']:+.2f} [{p['ci_low']:+.2f}, {p['ci_high']:+.2f}]" if p else "—",
-                     f"{p['identical']}/{p['n']}" if p else "—"])
-    for r in played:
+    for r in tested:
+        s, p = r.scores, r.play
+        rows.append([r.rows.title, f"{p['n']:,}", f"{p['mean']:+.2f}", f"{p['low']:+.2f} … {p['high']:+.2f}",
+                     t(f"play_{p['outcome']}"), f"{s['mean']:.2f}", f"{s['median']:g}", f"{s['std']:.2f}",
+                     f"{s['p10']:.1f}", f"{s['p90']:.1f}", f"{s['iqm']:.2f}"])
+    for r in res.runtimes:
         p = r.paired_vs_reference
-        for j, e in enumerate(r.rows.episodes):
+        for e in r.rows.episodes:
             diff = p["differences"][p["seeds"].index(e["seed"])] if p and e["seed"] in p["seeds"] else None
-            csv.append([r.rows.runtime_id, e["seed"], e["score"], e["steps"], e["truncated"], diff])
-    best = max(played, key=lambda r: r.scores["mean"])
-    return Chart("play", fig, ["col_runtime", "col_episodes", "col_mean", "col_median", "col_std", "col_p10",
-                               "col_p90", "col_min", "col_max", "col_iqm", "col_paired", "col_identical"],
-                 rows, "cap_play", ("sum_play", {"best": best.rows.title, "mean": f"{best.scores['mean']:.2f}",
-                                                 "ref": ref_title}), csv)
+            csv.append([r.rows.runtime_id, e["seed"], e["score"], e["steps"], e["truncated"], e["source"] or "",
+                        diff])
+    decided = {o: [r.rows.title for r in tested if r.play["outcome"] == o] for o in
+               ("non-inferior", "inferior", "undecided")}
+    return Chart("play", fig, ["col_runtime", "col_seeds", "col_mean_diff", "col_rci", "col_outcome", "col_mean",
+                               "col_median", "col_std", "col_p10", "col_p90", "col_iqm"], rows, "title_play",
+                 "cap_play", ("sum_play", {k.replace("-", "_"): ", ".join(v) or t("none") for k, v in decided.items()}),
+                 csv)
 
 
 def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
-    """P95 of every runtime on every machine (grouped by runtime, one bar per machine)."""
+    """P95 of every runtime on every machine: one row per runtime, one marker per machine (log axis)."""
     have = [r for r in results if any(x.latency for x in r.runtimes)]
     if not have:
         return None
-    traces, rows, csv = [], [], []
+    traces, rows, csv, names = [], [], [], []
     for i, res in enumerate(have):
         ran = [x for x in res.runtimes if x.latency]
         label = res.rows.run.get("display_label", res.rows.run["label"])
-        traces.append({"type": "bar", "name": label, "x": [x.rows.title for x in ran],
-                       "y": [_r(x.latency["p95"]) for x in ran], "marker": {"color": PALETTE[i % len(PALETTE)]}})
+        names += [x.rows.title for x in ran if x.rows.title not in names]
+        traces.append({"type": "scatter", "mode": "markers", "name": label, "y": [x.rows.title for x in ran],
+                       "x": [_r(x.latency["p95"]) for x in ran],
+                       "marker": {"size": 11, "color": PALETTE[i % len(PALETTE)], "symbol": ["circle", "diamond",
+                                                                                             "square"][i % 3]},
+                       "hovertemplate": label.replace("%", "%%") + "<br>%{y}<br>P95 %{x:.3f} ms<extra></extra>"})
         for x in ran:
             mean = f"{x.scores['mean']:.2f}" if x.scores else "—"
-            agree = f"{x.agreement['same_actions']}/{x.agreement['states']}" if x.agreement else "—"
+            agree = f"{100 * x.shadow['fraction']:.3f} %" if x.shadow else "—"
             rows.append([label, x.rows.title, f"{x.latency['p50']:.3f}", f"{x.latency['p95']:.3f}", agree, mean])
             csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
-                        x.agreement["same_actions"] if x.agreement else None, x.scores["mean"] if x.scores else None])
-    fig = {"data": traces, "layout": _layout(t, barmode="group", xaxis={"tickangle": -20},
-                                             yaxis={"title": {"text": t("p95_ms")}, "type": "log"})}
-    return Chart("cross-hardware", fig, ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms",
-                                         "col_same_actions", "col_mean"], rows, "cap_cross",
-                 ("sum_cross", {"machines": len(have)}), csv)
+                        x.shadow["fraction"] if x.shadow else None, x.scores["mean"] if x.scores else None])
+    layout = _rows_layout(t, len(names), t("p95_ms"), showlegend=True,
+                          legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+                          margin={"l": 10, "r": 16, "t": 40, "b": 48})
+    layout["xaxis"].update(type="log", dtick=1, exponentformat="power")
+    layout["yaxis"]["categoryarray"] = names
+    layout["yaxis"]["categoryorder"] = "array"
+    return Chart("cross-hardware", {"data": traces, "layout": layout},
+                 ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_mean"], rows,
+                 "title_cross", "cap_cross", ("sum_cross", {"machines": len(have)}), csv)

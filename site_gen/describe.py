@@ -34,7 +34,7 @@ def machine_description(res: RunResult) -> str:
 def scope_text(res: RunResult, t: Translator) -> str:
     run = res.rows.run
     used = libraries_used(res)
-    versions = ", ".join([f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used] +
+    versions = t("sep").join([f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used] +
                          [f"{name} {run[key]}" for name, key in (("CUDA", "cuda_version"), ("driver", "gpu_driver"))
                           if run.get(key)])
     return t("scope", model=f"{run['model_path'].rsplit('/', 1)[-1]} (sha256 {run['model_sha256'][:12]})",
@@ -44,7 +44,7 @@ def scope_text(res: RunResult, t: Translator) -> str:
 
 def workload_text(res: RunResult, t: Translator) -> str:
     settings = res.rows.run.get("settings", {})
-    return t("workload_text", states=settings.get("states", "?"), seeds=len(settings.get("seeds", [])),
+    return t("workload_text", states=settings.get("states", "?"), seeds=f"{len(settings.get('seeds', [])):,}",
              epsilon=res.rows.run.get("eval_epsilon"))
 
 
@@ -98,7 +98,7 @@ def contents_text(res: RunResult, t: Translator) -> list[str]:
     measured = [r for r in res.runtimes if r.latency or r.agreement or r.scores]
     lines = [t("contents_none") if not measured else
              t("contents", measured=len(measured), listed=len(res.runtimes),
-               ids=", ".join(r.rows.runtime_id for r in measured))]
+               ids=t("sep").join(r.rows.runtime_id for r in measured))]
     if measured and all(r.is_reference for r in measured) and res.withheld not in ("no-reference",
                                                                                    "reference-not-measured"):
         lines.append(t("only_reference"))

@@ -44,6 +44,8 @@ class RuntimeRows:
     margin_counts: dict = field(default_factory=dict)           # seed -> decisions per margin bin (played episodes)
     shadow: dict = field(default_factory=dict)                  # seed -> {decisions, same, first_flip} along the reference
     flips: list = field(default_factory=list)                   # dicts: seed, step, reference_action, action, margins
+    kernels: list = field(default_factory=list)                 # dicts: name, kind, calls, seconds, decisions
+    resources: dict = field(default_factory=dict)               # kind -> {value, unit, method}
 
 
 @dataclass
@@ -53,6 +55,7 @@ class RunRows:
     runtimes: list[RuntimeRows]
     problems: list = field(default_factory=list)   # validate.Problem: rows that failed checks (left out)
     sessions: list = field(default_factory=list)   # each command that wrote the run (the first, every --resume)
+    floors: dict = field(default_factory=dict)     # kind -> seconds array (the copy floor of a GPU machine)
 
     @property
     def complete(self) -> bool:
@@ -198,7 +201,15 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                     for f in con.execute("SELECT seed, step, reference_action, action, reference_margin, margin "
                                          "FROM flips WHERE run_id = ? AND runtime_id = ? ORDER BY seed, step",
                                          [run_id, rid]).fetchall()]
+        rt.kernels = [dict(zip(("name", "kind", "calls", "seconds", "decisions"), k)) for k in con.execute(
+            "SELECT name, kind, calls, seconds, decisions FROM kernels WHERE run_id = ? AND runtime_id = ? "
+            "ORDER BY seconds DESC, name", [run_id, rid]).fetchall()]
+        rt.resources = {k: {"value": v, "unit": u, "method": m} for k, v, u, m in con.execute(
+            "SELECT kind, value, unit, method FROM resources WHERE run_id = ? AND runtime_id = ? ORDER BY kind",
+            [run_id, rid]).fetchall()}
         runtimes.append(rt)
+    floors = {k: np.asarray(v, dtype=float) for k, v in con.execute(
+        "SELECT kind, list(seconds ORDER BY iteration) FROM floors WHERE run_id = ? GROUP BY kind", [run_id]).fetchall()}
     by_id = {rt.runtime_id: rt for rt in runtimes}
     for rt in runtimes:  # an episode established by the reuse rule is its source's played episode
         for e in rt.episodes:
@@ -209,4 +220,4 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                          (n, str(a) if a else None, str(b) if b else None, st, d, h)))
                 for n, a, b, st, d, h in con.execute("SELECT session, started_at, finished_at, status, detail, code_hash "
                                                      "FROM sessions WHERE run_id = ? ORDER BY session", [run_id]).fetchall()]
-    return RunRows(path, run, runtimes, found, sessions)
+    return RunRows(path, run, runtimes, found, sessions, floors)

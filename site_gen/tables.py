@@ -50,9 +50,9 @@ def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
         firsts = s["first_flip_steps"]
         where = t("first_flip_at", median=f"{np.median(firsts):.0f}", low=min(firsts), high=max(firsts)) \
             if firsts else t("none")
-        pairs = ", ".join(f"{name(a)}→{name(b)} ×{n}" for (a, b), n in
+        pairs = t("sep").join(f"{name(a)}→{name(b)} ×{n}" for (a, b), n in
                           sorted(s["pairs"].items(), key=lambda kv: -kv[1])[:3]) or t("none")
-        bins = ", ".join(f"{_margin_bin_label(i)}: {f}/{d:,}" for i, (d, f) in enumerate(s["by_margin"]) if f) \
+        bins = t("sep").join(f"{_margin_bin_label(i)}: {f}/{d:,}" for i, (d, f) in enumerate(s["by_margin"]) if f) \
             or t("none")
         same = pct(s["fraction"], 3) + (f" ({t('zero_upper', rate=pct(s['zero_upper'], 4))})"
                                        if s["zero_upper"] is not None else "")

@@ -224,7 +224,7 @@ def test_runs_that_measured_different_things_carry_a_notice(quick_run, tmp_path)
     for page in ("index.html", "compare/index.html"):
         en = (tmp_path / "s" / "en" / page).read_text()
         zh = (tmp_path / "s" / "zh-tw" / page).read_text()
-        assert "Not measured alike: the model differs" in en and "other machine: ffffffffffff" in en
+        assert "Not measured alike — the model: " in en and "other machine: ffffffffffff" in en
         assert "量測條件不一致" in zh
     alike = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(tmp_path / "t")])
     assert "Not measured alike" not in (tmp_path / "t" / "en" / "index.html").read_text()

@@ -1,10 +1,41 @@
-// Draws every chart on the page from its JSON spec (no data is fetched: the page carries it).
+// Draws every chart from the JSON spec the page carries (nothing is fetched but the plotly.js bundle itself).
+// The bundle loads only when a chart comes near the screen, so a page whose charts are further down is light;
+// the data table under each chart stays open for readers without JavaScript and folds once charts can draw.
 (function () {
-  function draw() {
-    document.querySelectorAll(".chart[data-spec]").forEach(function (el) {
-      var spec = JSON.parse(document.getElementById(el.dataset.spec).textContent);
-      Plotly.newPlot(el, spec.data, spec.layout, { responsive: true, displaylogo: false });
+  var me = document.currentScript;
+  var bundle = me.getAttribute("data-plotly"), locale = me.getAttribute("data-locale");
+  var localeName = me.getAttribute("data-locale-name"), loading = null;
+
+  function load(src) {
+    return new Promise(function (resolve, reject) {
+      var s = document.createElement("script");
+      s.src = src; s.onload = resolve; s.onerror = reject;
+      document.head.appendChild(s);
     });
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw); else draw();
+  function plotly() {
+    if (!loading) loading = load(bundle).then(function () { return locale ? load(locale) : null; });
+    return loading;
+  }
+  function draw(el) {
+    if (el.dataset.drawn) return;
+    el.dataset.drawn = "1";
+    plotly().then(function () {
+      var spec = JSON.parse(document.getElementById(el.dataset.spec).textContent);
+      var config = { responsive: true, displayModeBar: false };
+      if (localeName) config.locale = localeName;
+      el.style.minHeight = "";
+      return Plotly.newPlot(el, spec.data, spec.layout, config);
+    });
+  }
+  function start() {
+    var charts = document.querySelectorAll(".chart[data-spec]");
+    document.querySelectorAll("details.data[open]").forEach(function (d) { d.removeAttribute("open"); });
+    if (!("IntersectionObserver" in window)) { charts.forEach(draw); return; }
+    var seen = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) { if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); } });
+    }, { rootMargin: "300px 0px" });
+    charts.forEach(function (el) { seen.observe(el); });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
 })();

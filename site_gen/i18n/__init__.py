@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+
+_PERCENT = re.compile(r"(\d) %")
 
 LANGUAGES = [  # (url segment, BCP 47 tag for lang/hreflang, name shown in the switcher)
     ("zh-tw", "zh-Hant-TW", "繁體中文"),
@@ -22,4 +25,7 @@ class Translator:
         self.strings = catalog(lang)
 
     def __call__(self, key: str, **params) -> str:
-        return self.strings[key].format(**params) if params else self.strings[key]
+        text = self.strings[key].format(**params) if params else self.strings[key]
+        if self.lang == "zh-tw":  # Taiwanese typography: "12.5%", not "12.5 %"
+            text = _PERCENT.sub(r"\1%", text)
+        return text

@@ -1,0 +1,128 @@
+"""What a machine's run found, in generated sentences (both languages): which runtime to use and why, how they
+rank in speed, which pass and fail and why, and the fixed-states-versus-play story when it occurs. Every number
+comes from the analysis; nothing here decides anything the gates did not."""
+from __future__ import annotations
+
+import numpy as np
+
+from .analysis import RunResult, RuntimeResult
+from .wording import pct, speed_change
+
+
+def _speedup(r: RuntimeResult) -> float:
+    return 1 / r.ratio[0]
+
+
+def _ties(best: RuntimeResult, others: list[RuntimeResult]) -> list[RuntimeResult]:
+    """Runtimes whose P95-ratio interval overlaps the best one's: not shown to be slower."""
+    return [r for r in others if r is not best and r.ratio and r.ratio[1] <= best.ratio[2]]
+
+
+def recommendation(res: RunResult) -> dict | None:
+    """The fastest deployment-worthy runtime, with the ones it cannot be told apart from; None if none."""
+    worthy = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
+    if not worthy:
+        return None
+    best = min(worthy, key=lambda r: r.ratio[0])
+    return {"runtime": best, "ties": _ties(best, worthy)}
+
+
+def measured_reference(res: RunResult):
+    ref = res.runtime(res.reference_id)
+    return ref if ref and ref.latency else None
+
+
+def recommendation_text(res: RunResult, t) -> str:
+    rec, ref = recommendation(res), measured_reference(res)
+    if res.withheld:
+        return t(f"find_withheld_{res.withheld}")
+    if rec is None:
+        best_undecided = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "undecided" and r.ratio]
+        if best_undecided:
+            b = min(best_undecided, key=lambda r: r.ratio[0])
+            return t("find_no_recommendation_undecided", runtime=b.rows.title, times=f"{_speedup(b):.2f}",
+                     why=undecided_why(b, t))
+        return t("find_no_recommendation")
+    r = rec["runtime"]
+    text = t("find_recommend", runtime=r.rows.title, p50=f"{r.latency['p50']:.3f}", p95=f"{r.latency['p95']:.3f}",
+             times=f"{_speedup(r):.2f}", ref=ref.rows.title, ref_p50=f"{ref.latency['p50']:.3f}",
+             saved=f"{ref.latency['p50'] - r.latency['p50']:.3f}",
+             same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
+    if rec["ties"]:
+        text += " " + t("find_ties", runtimes=t("sep").join(x.rows.title for x in rec["ties"]))
+    return text
+
+
+def undecided_why(r: RuntimeResult, t) -> str:
+    gate = next(g for g in r.verdict.gates if g.state == "undecided")
+    if gate.gate == "play" and gate.detail.get("seeds_needed"):
+        return t("why_play_undecided", n=f"{gate.detail['n']:,}", needed=f"{gate.detail['seeds_needed']:,}")
+    return t(f"why_{gate.gate}_undecided")
+
+
+def sentences(res: RunResult, t) -> list[str]:
+    """The machine page's "What we found"."""
+    out = [recommendation_text(res, t)]
+    ref = measured_reference(res)
+    ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
+    if ranked and ref:
+        top = t("sep").join(t("paren", a=r.rows.title, b=f"{r.latency['p50']:.3f} ms, {_speedup(r):.2f}×")
+                            for r in ranked[:3])
+        if len(ranked) == 1:
+            out.append(t("find_speed_one", top=top, ref=ref.rows.title, ref_p50=f"{ref.latency['p50']:.3f}"))
+        else:
+            out.append(t("find_speed", top=top, ref=ref.rows.title, ref_p50=f"{ref.latency['p50']:.3f}",
+                         slowest=ranked[-1].rows.title, slowest_change=speed_change(ranked[-1].ratio[0], t)))
+    judged = [r for r in res.runtimes if r.verdict]
+    for outcome in ("deployment-worthy", "not-adopted", "undecided"):
+        group = [r for r in judged if r.verdict.outcome == outcome]
+        if not group:
+            continue
+        if outcome == "deployment-worthy":
+            out.append(t("find_pass", n=len(group), runtimes=t("sep").join(r.rows.title for r in group)))
+        elif outcome == "not-adopted":
+            out.append(t("find_fail", n=len(group), runtimes=t("semi").join(
+                t("paren", a=r.rows.title, b=failed_why(r, t)) for r in group)))
+        else:
+            out.append(t("find_undecided", n=len(group), runtimes=t("semi").join(
+                t("paren", a=r.rows.title, b=undecided_why(r, t)) for r in group)))
+    story = fixed_states_vs_play(res, t)
+    if story:
+        out.append(story)
+    return out
+
+
+def failed_why(r: RuntimeResult, t) -> str:
+    parts = []
+    for g in r.verdict.gates:
+        if g.state != "fail":
+            continue
+        if g.gate == "faster":
+            parts.append(t("why_faster_fail", change=speed_change(g.value, t)))
+        elif g.gate == "agreement":
+            parts.append(t("why_agreement_fail", value=pct(g.value, 2)))
+        else:
+            parts.append(t("why_play_fail", mean=f"{g.value:+.1f}"))
+    return t("sep").join(parts)
+
+
+def fixed_states_vs_play(res: RunResult, t) -> str | None:
+    """The study's lesson when the data show it: all fixed states agree, yet played games part."""
+    group = [r for r in res.runtimes if r.agreement and r.shadow and r.agreement["same_actions"] == r.agreement["states"]
+             and r.shadow["flips"] > 0 and r.shadow["episodes_with_flip"] >= 0.5 * r.shadow["episodes"]]
+    if not group:
+        return None
+    firsts = [s for r in group for s in r.shadow["first_flip_steps"]]
+    pairs: dict = {}
+    for r in group:
+        for k, n in r.shadow["pairs"].items():
+            pairs[k] = pairs.get(k, 0) + n
+    meanings = res.rows.run.get("protocol", {}).get("action_meanings") or []
+    (a, b), n = max(pairs.items(), key=lambda kv: kv[1])
+    name = (lambda x: meanings[x] if x < len(meanings) else str(x))
+    share = n / sum(pairs.values())
+    states = group[0].agreement["states"]
+    return t("find_story", runtimes=t("sep").join(r.rows.title for r in group), states=states,
+             games=f"{min(r.shadow['episodes_with_flip'] for r in group):,}",
+             episodes=f"{group[0].shadow['episodes']:,}", median=f"{np.median(firsts):.0f}",
+             pair=f"{name(a)}→{name(b)}", share=pct(share, 0))

@@ -1,0 +1,129 @@
+"""The overview (an answer card per machine, newest first, then the verdict matrix), the comparison across
+machines, and the original study beside this project's results. Page models only: formatted, translated values."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import reasons
+from .analysis import RunResult
+from .charts import cross_hardware_chart
+from .comparability import differences
+from .describe import machine_description, workload_text
+from .findings import recommendation, recommendation_text
+from .i18n import Translator
+from .pages import chart_view, label_of, machine_title, runtime_order, verdict_cell
+
+STUDY = json.loads(Path(__file__).with_name("original_study.json").read_text(encoding="utf-8"))
+TENSORRT = ("trt-", "trtrtx-", "ort-trt")
+
+
+def newest_first(results, slugs):
+    return sorted(zip(results, slugs), key=lambda x: str(x[0].rows.run.get("started_at") or ""), reverse=True)
+
+
+def tensorrt_note(res: RunResult, t: Translator) -> str | None:
+    """Why TensorRT was not measured on this machine, in one sentence (None if some TensorRT runtime ran)."""
+    rows = [r for r in res.runtimes if r.rows.runtime_id.startswith(TENSORRT)]
+    if not rows or any(r.latency for r in rows):
+        return None
+    kinds = sorted({reasons.kind(r.rows.status, r.rows.reason) for r in rows})
+    return t("card_tensorrt", why=t("semi").join(t(f"reason_kind_{k}") for k in kinds))
+
+
+def card(res: RunResult, slug: str, t: Translator) -> dict:
+    rec = recommendation(res)
+    r = rec["runtime"] if rec else None
+    run = res.rows.run
+    return {"title": t("card_title", label=label_of(res), device=run.get("gpu_name") or run.get("cpu") or "?"),
+            "date": str(res.rows.run.get("started_at") or "")[:10],
+            "href": f"hardware/{slug}/index.html", "link_text": t("open_machine", label=label_of(res)),
+            "headline": t("card_use", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}",
+                          p50=f"{r.latency['p50']:.3f}") if r else t("card_none"),
+            "text": recommendation_text(res, t), "tensorrt": tensorrt_note(res, t),
+            "css": "ok" if r else "none"}
+
+
+def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
+    ordered = newest_first(results, slugs)
+    machines = [{"label": label_of(res), "href": f"hardware/{slug}/index.html"} for res, slug in ordered]
+    seen = {r.rows.runtime_id: r.rows.title for res in results for r in res.runtimes}
+    ran_somewhere = {r.rows.runtime_id for res in results for r in res.runtimes
+                     if r.rows.status not in ("unavailable",)}
+    matrix = []
+    for rid in runtime_order(results):
+        if rid not in ran_somewhere:
+            continue
+        cells = []
+        for res, _ in ordered:
+            r = res.runtime(rid)
+            cells.append(verdict_cell(r, res, t) if r else
+                         {"css": "none", "text": t("status_not_run"), "title": "", "reasons": [], "raw": None})
+        matrix.append({"title": seen[rid], "cells": cells})
+    not_run = reasons.grouped([(f"{r.rows.runtime_id} ({label_of(res)})", r.rows.status, r.rows.reason)
+                               for res, _ in ordered for r in res.runtimes if r.rows.status == "unavailable"], t)
+    facts = []
+    for name, sha in sorted({(res.rows.run["model_path"].rsplit("/", 1)[-1], res.rows.run["model_sha256"])
+                             for res in results}):
+        facts.append({"label": t("model"), "value": f"{name} — sha256 {sha[:12]}…"})
+    for w in sorted({workload_text(res, t) for res in results}):
+        facts.append({"label": t("workload"), "value": w})
+    return {"cards": [card(res, slug, t) for res, slug in ordered], "machines": machines, "matrix": matrix,
+            "not_run": not_run, "facts": facts, "groups": machine_groups(results, slugs, t),
+            "notices": alike_notices(results, t)}
+
+
+def machine_groups(results: list[RunResult], slugs: list[str], t: Translator, prefix: str = "") -> list[dict]:
+    """Runs grouped by machine (the label its user gave), newest machine first, runs newest first."""
+    groups: dict[str, list] = {}
+    for res, slug in newest_first(results, slugs):
+        groups.setdefault(res.rows.run["label"], []).append((res, slug))
+    return [{"label": label if len(runs) == 1 else t("machine_runs", label=label, n=len(runs)),
+             "runs": [{"href": f"{prefix}hardware/{slug}/index.html", "link_text": t("open_machine", label=label_of(res)),
+                       "description": machine_description(res)} for res, slug in runs]}
+            for label, runs in groups.items()]
+
+
+def alike_notices(results: list[RunResult], t: Translator) -> list[str]:
+    """One notice per basis (model, fixed states, seeds, protocol) on which the runs shown together differ."""
+    notices = []
+    for key, values in differences([res.rows.run for res in results]):
+        if key == "basis_protocol":
+            protocols = [res.rows.run.get("protocol") or {} for res in results]
+            keys = sorted({k for p in protocols for k in p if len({json.dumps(q.get(k)) for q in protocols}) > 1})
+            shown = t("protocol_keys", keys=t("sep").join(keys))
+        else:
+            shown = t("semi").join(f"{label}: {v[:12] if v else t('not_recorded')}" for label, v in values.items())
+        notices.append(t("not_alike", what=t(key), values=shown))
+    return notices
+
+
+def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
+    chart = cross_hardware_chart(results, t)
+    return {"chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
+            "notices": alike_notices(results, t), "groups": machine_groups(results, slugs, t, "../")}
+
+
+def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
+    """The original study's figures, quoted, beside this project's for the same runtimes where they exist."""
+    lang = t.lang
+    cited = [{"runtime": row["runtime"][lang], **{k: row[k] for k in ("p95_ms", "fixed_states", "mean_score",
+                                                                      "paired_vs_pytorch", "engine_mb")},
+              "verdict": row["verdict"][lang]} for row in STUDY["rows"]]
+    ours = []
+    for res, slug in newest_first(results, slugs):
+        for match in STUDY["matches"]:
+            r = next((x for x in (res.runtime(rid) for rid in match["runtime_ids"]) if x), None)
+            if r is None:
+                continue
+            measured = bool(r.latency)
+            ours.append({"machine": label_of(res), "href": f"../hardware/{slug}/index.html",
+                         "study_runtime": match["study"][lang], "runtime": r.rows.title,
+                         "p95": f"{r.latency['p95']:.3f}" if measured else t("none"),
+                         "fixed": (f"{r.agreement['same_actions']}/{r.agreement['states']}" if r.agreement
+                                   else t("reference_short") if r.is_reference and measured else t("none")),
+                         "played": f"{100 * r.shadow['fraction']:.2f} %" if r.shadow else t("none"),
+                         "mean": f"{r.scores['mean']:.1f} ({r.scores['n']:,})" if r.scores else t("none"),
+                         "engine": f"{r.rows.artifact_bytes / 1e6:.2f}" if r.rows.artifact_bytes else t("none"),
+                         "verdict": verdict_cell(r, res, t)})
+    return {"source": STUDY["source"][lang], "cited": cited, "ours": ours}

@@ -1,0 +1,151 @@
+"""Writing the site: every page in both languages, chart data as CSV, ``verdicts.json`` per machine, an Atom
+feed of the machine reports, ``robots.txt`` (and ``sitemap.xml`` with absolute links when a base URL is given),
+and the assets (plotly.js's basic bundle and its zh-TW locale, vendored and versioned). Byte-deterministic."""
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from rtreport.gates import DEFAULT_GATES
+from rtreport.resources import package_folder
+
+from .charts import cross_hardware_chart
+from .home import compare_page, home_page, study_page
+from .i18n import LANGUAGES, Translator
+from .pages import MACHINE_CHARTS, gates_view, hardware_page, label_of, machine_title, page_frame, slugify
+from .verdicts_json import verdicts_document
+
+TEMPLATES = package_folder("site_gen.templates", "templates")   # the checkout's templates/, package data in a wheel
+ASSETS = Path(__file__).parent / "assets"
+PLOTLY = "plotly-basic-3.7.0.min.js"              # bar and scatter traces: all the charts use
+PLOTLY_LOCALE = "plotly-locale-zh-tw-3.7.0.js"
+STATIC = (PLOTLY, PLOTLY_LOCALE, "plotly-LICENSE.txt", "rtreport.js", "site.css", "favicon.svg")
+MARKER = ".rtreport-site"
+CSV_HEADERS = {
+    "speed": ["runtime_id", "p95_ms", "times_reference_speed", "ci_low", "ci_high"],
+    "latency": ["runtime_id", "samples", "p50_ms", "p95_ms", "p95_ci_low_ms", "p95_ci_high_ms", "p99_ms", "mean_ms",
+                "std_ms"],
+    "throughput": ["runtime_id", "batch_size", "decisions_per_second"],
+    "agreement": ["runtime_id", "decisions", "same", "fraction", "ci_low", "ci_high"],
+    "fixed-states": ["runtime_id", "state_index", "reference_margin", "max_abs_dq", "action_changed"],
+    "play": ["runtime_id", "seed", "score", "steps", "truncated", "established_from", "paired_difference_vs_reference"],
+    "breakdown": ["runtime_id", "decision_p50_us", "copy_in_us", "kernels_us", "copy_out_us", "host_us",
+                  "kernels_per_decision", "decisions_profiled"],
+    "cross-hardware": ["machine", "runtime_id", "p50_ms", "p95_ms", "same_action_fraction_in_play", "mean_score"],
+}
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
+def _csv(rows, header) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _environment() -> Environment:
+    return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]),
+                       undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False)
+
+
+def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: str | None = None) -> list[Path]:
+    taken: set = set()
+    slugs = [slugify(res.rows.run["label"], taken) for res in results]
+    out.mkdir(parents=True)
+    env = _environment()
+    written = []
+
+    def render(template: str, lang: str, rel: str, title: str, description: str, has_charts: bool,
+               kind: str = "website", **ctx) -> None:
+        doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
+        t = Translator(lang)
+        page = page_frame(lang, rel, title, has_charts, description, base_url, kind)
+        html = env.get_template(template).render(t=t, page=page, plotly_file=PLOTLY, plotly_locale=PLOTLY_LOCALE,
+                                                 gates=gates_view(gates, t, page["root"]), **ctx)
+        path = out / lang / (rel + "/" if rel else "") / "index.html"
+        _write(path, html)
+        written.append(path)
+
+    for lang, _, _ in LANGUAGES:
+        t = Translator(lang)
+        doing["source"] = None
+        home = home_page(results, slugs, t)
+        render("index.html", lang, "", t("site_title"), t("home_description", n=len(results)), False, home=home)
+        compare = compare_page(results, slugs, t)
+        render("compare.html", lang, "compare", t("compare_heading"), t("compare_description"),
+               compare["chart"] is not None, compare=compare)
+        render("study.html", lang, "study", t("study_heading"), t("study_description"), False,
+               study=study_page(results, slugs, t))
+        render("method.html", lang, "method", t("method_title"), t("method_description"), False)
+        for res, slug in zip(results, slugs):
+            doing["source"] = res.rows.source
+            hw = hardware_page(res, slug, t)
+            render("hardware.html", lang, f"hardware/{slug}", machine_title(res, t), " ".join(hw["found"][:1])[:300],
+                   any(hw["charts"].values()), kind="article", hw=hw)
+
+    # Chart data as CSV and verdicts as JSON, language-neutral (runtime ids, raw numbers).
+    doing.update(what="writing the chart data (CSV) and verdicts.json", source=None)
+    t_en = Translator("en")
+    for res, slug in zip(results, slugs):
+        _write(out / "data" / slug / "verdicts.json", verdicts_document(res))
+        for make in MACHINE_CHARTS:
+            chart = make(res, t_en)
+            if chart:
+                _write(out / "data" / slug / f"{chart.chart_id}.csv", _csv(chart.csv_rows, CSV_HEADERS[chart.chart_id]))
+    chart = cross_hardware_chart(results, t_en)
+    if chart:
+        _write(out / "data" / "cross-hardware.csv", _csv(chart.csv_rows, CSV_HEADERS["cross-hardware"]))
+
+    doing["what"] = "writing the feed, robots.txt and the assets"
+    _write(out / "feed.xml", atom_feed(results, slugs, base_url))
+    _write(out / "robots.txt", "User-agent: *\nAllow: /\n" + (f"Sitemap: {base_url}sitemap.xml\n" if base_url else ""))
+    if base_url:
+        _write(out / "sitemap.xml", sitemap(written, out, base_url))
+    assets = out / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    for name in STATIC:
+        shutil.copyfile(ASSETS / name, assets / name)
+    _write(out / "gates.toml", Path(gates_path or DEFAULT_GATES).read_text())
+    _write(out / "index.html", env.get_template("root.html").render())
+    _write(out / MARKER, "built by rtreport build; this folder is replaced on every build\n")
+    return written
+
+
+def atom_feed(results, slugs, base_url: str | None) -> str:
+    """One entry per machine report, newest first (links relative to the feed when no base URL is given)."""
+    base = base_url or ""
+    runs = sorted(zip(results, slugs), key=lambda x: str(x[0].rows.run.get("started_at") or ""), reverse=True)
+    stamp = lambda value: str(value or "1970-01-01 00:00:00")[:19].replace(" ", "T") + "Z"  # noqa: E731
+    updated = stamp(max((str(r.rows.run.get("finished_at") or r.rows.run.get("started_at")) for r, _ in runs),
+                        default=None))
+    t = Translator("en")
+    entries = []
+    for res, slug in runs:
+        run = res.rows.run
+        link = f"{base}en/hardware/{slug}/index.html"
+        entries.append(
+            f"<entry><title>{escape(machine_title(res, t))}</title><link href=\"{escape(link)}\"/>"
+            f"<id>urn:rtreport:run:{escape(run['run_id'])}</id><updated>{stamp(run.get('finished_at') or run['started_at'])}"
+            f"</updated><summary>{escape(label_of(res))}: {escape(run.get('gpu_name') or run.get('cpu') or '')}"
+            f"</summary></entry>")
+    return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
+            f"<title>rtreport</title><id>urn:rtreport:{escape(base or 'site')}</id><updated>{updated}</updated>"
+            f"<link href=\"{escape(base)}en/index.html\"/><author><name>rtreport</name></author>"
+            + "".join(entries) + "</feed>\n")
+
+
+def sitemap(written: list[Path], out: Path, base_url: str) -> str:
+    urls = "".join(f"<url><loc>{escape(base_url + p.relative_to(out).as_posix())}</loc></url>"
+                   for p in sorted(written))
+    return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+            f"<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>\n")
