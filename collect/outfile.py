@@ -90,7 +90,11 @@ class OutputFile:
 
         Without --overwrite a file that appeared at ``--out`` meanwhile (not through rtreport, which
         holds the lock) is not replaced: the run stays in its partial file and the user is told."""
+        # A write-ahead log beside --out belongs to the file being replaced (the finished partial file has none:
+        # closing it checkpointed its log); left there, DuckDB would replay it into the new file.
+        stale_wal = self.out.with_name(self.out.name + ".wal")
         if self.overwrite:
+            stale_wal.unlink(missing_ok=True)
             os.replace(self.partial, self.out)
             return self.out
         try:

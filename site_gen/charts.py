@@ -37,19 +37,31 @@ def _r(x, digits=4):
     return None if x is None else round(float(x), digits)
 
 
+def _wrap(name: str, width: int = 30) -> str:
+    """A long runtime name on two lines (at its comma) where a legend must fit a phone's width."""
+    head, sep, tail = name.partition(", ")
+    return f"{head},<br>{tail}" if sep and len(name) > width else name
+
+
 def _color(res: RunResult, runtime_id: str) -> str:
     """A runtime's colour on one machine's page: by its place among the runtimes that were measured."""
     measured = [r.rows.runtime_id for r in res.runtimes if r.latency or r.agreement or r.scores]
     return PALETTE[measured.index(runtime_id) % len(PALETTE)] if runtime_id in measured else PALETTE[-1]
 
 
-def _rows_layout(t, n: int, x_title: str, **extra) -> dict:
-    """A horizontal chart of ``n`` runtimes: one row each, names on the left, sized to fit a phone."""
-    layout = {"font": FONT, "height": 110 + 34 * max(n, 1), "margin": {"l": 10, "r": 16, "t": 16, "b": 48},
+def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
+    """A horizontal chart of ``n`` runtimes, one row each. Each row's name is written above it across the whole
+    width (``names``), not beside it as a tick label, so long names never squeeze the plot on a phone."""
+    layout = {"font": FONT, "height": 100 + 52 * max(n, 1), "margin": {"l": 12, "r": 16, "t": 16, "b": 48},
               "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": False, "hovermode": "closest",
               "xaxis": {"title": {"text": x_title}, "automargin": True, "zeroline": False, "gridcolor": "#eaeef2"},
-              "yaxis": {"automargin": True, "autorange": "reversed", "type": "category"}}
+              "yaxis": {"autorange": "reversed", "type": "category", "showticklabels": False,
+                        "categoryorder": "array", "categoryarray": list(names or [])}}
+    notes = [{"xref": "paper", "yref": "y", "x": 0, "y": name, "xanchor": "left", "yanchor": "bottom", "yshift": 7,
+              "text": name, "showarrow": False, "font": {"size": 12, "color": "#1b1f24"}} for name in names or []]
+    extra_notes = extra.pop("annotations", [])
     layout.update(extra)
+    layout["annotations"] = notes + extra_notes
     return layout
 
 
@@ -78,7 +90,7 @@ def speed_chart(res: RunResult, t) -> Chart | None:
              "hovertemplate": "%{y}<br>" + t("hover_speed") + "<extra></extra>"}
     g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"))
     one, _ = _vline(1, ZERO_LINE)
-    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference"),
+    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference"), names,
                                                    shapes=[one, g], annotations=note)}
     rows = [[r.rows.title, f"{r.latency['p95']:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×"]
             for r, s, a, b in zip(ran, speed, lo, hi)]
@@ -109,7 +121,7 @@ def latency_chart(res: RunResult, t) -> Chart | None:
            "customdata": [[f"{r.latency['p95_ci_low']:.3f}", f"{r.latency['p95_ci_high']:.3f}"] for r in ran],
            "hovertemplate": "%{y}<br>P95 %{x:.3f} ms (95 % CI %{customdata[0]}–%{customdata[1]})<extra></extra>"}
     fig = {"data": [p50, p95], "layout": _rows_layout(
-        t, len(ran), t("latency_ms"), showlegend=True,
+        t, len(ran), t("latency_ms"), names, showlegend=True,
         legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "xanchor": "left"},
         margin={"l": 10, "r": 16, "t": 36, "b": 48}, xaxis={"title": {"text": t("latency_ms")}, "automargin": True,
                                                               "rangemode": "tozero", "gridcolor": "#eaeef2"})}
@@ -130,15 +142,15 @@ def throughput_chart(res: RunResult, t) -> Chart | None:
     if not ran:
         return None
     sizes = sorted({b for r in ran for b in r.throughput})
-    traces = [{"type": "scatter", "mode": "lines+markers", "name": r.rows.title, "x": list(r.throughput),
+    traces = [{"type": "scatter", "mode": "lines+markers", "name": _wrap(r.rows.title), "x": list(r.throughput),
                "y": [_r(v, 1) for v in r.throughput.values()], "line": {"color": _color(res, r.rows.runtime_id)},
                "marker": {"color": _color(res, r.rows.runtime_id)},
                "hovertemplate": r.rows.title.replace("%", "%%") + "<br>" + t("hover_throughput") + "<extra></extra>"}
               for r in ran]
     fig = {"data": traces, "layout": {
-        "font": FONT, "height": 400 + 22 * len(ran), "margin": {"l": 10, "r": 16, "t": 30 + 22 * len(ran), "b": 48}, "paper_bgcolor": "white",
+        "font": FONT, "height": 380 + 30 * len(ran), "margin": {"l": 10, "r": 16, "t": 16 + 30 * len(ran), "b": 48}, "paper_bgcolor": "white",
         "plot_bgcolor": "white", "showlegend": True, "hovermode": "closest",
-        "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+        "legend": {"orientation": "v", "x": 0, "y": 1.0, "yanchor": "bottom", "font": {"size": 11}},
         "xaxis": {"title": {"text": t("batch_size")}, "type": "log", "tickvals": sizes, "ticktext": [str(b) for b in sizes],
                   "automargin": True, "gridcolor": "#eaeef2"},
         "yaxis": {"title": {"text": t("decisions_per_s")}, "type": "log", "dtick": "D2", "tickformat": "~s",
@@ -170,7 +182,7 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
     gate = 100 * res.gates.min_same_action_fraction
     g, note = _vline(gate, GATE_LINE, t("gate_line_agreement", x=f"{gate:g} %"))
     low = min([gate] + [100 * r.shadow["low"] for r in ran])
-    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_same_action_pct"), shapes=[g],
+    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_same_action_pct"), names, shapes=[g],
                                                    annotations=note)}
     fig["layout"]["xaxis"]["range"] = [max(0.0, low - (100 - low) * 0.15 - 0.05), 100.05]
     rows = [[r.rows.title, f"{r.shadow['same']:,}/{r.shadow['decisions']:,}", f"{p:.3f} %",
@@ -241,7 +253,7 @@ def play_chart(res: RunResult, t) -> Chart | None:
              "hovertemplate": "%{y}<br>" + t("hover_play") + "<extra></extra>"}
     g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"))
     zero, _ = _vline(0, ZERO_LINE)
-    fig = {"data": [trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), shapes=[zero, g],
+    fig = {"data": [trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), names, shapes=[zero, g],
                                                    annotations=note)}
     rows, csv = [], []
     for r in tested:
@@ -284,12 +296,10 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
             rows.append([label, x.rows.title, f"{x.latency['p50']:.3f}", f"{x.latency['p95']:.3f}", agree, mean])
             csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
                         x.shadow["fraction"] if x.shadow else None, x.scores["mean"] if x.scores else None])
-    layout = _rows_layout(t, len(names), t("p95_ms"), showlegend=True,
+    layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True,
                           legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
-                          margin={"l": 10, "r": 16, "t": 40, "b": 48})
-    layout["xaxis"].update(type="log", dtick=1, exponentformat="power")
-    layout["yaxis"]["categoryarray"] = names
-    layout["yaxis"]["categoryorder"] = "array"
+                          margin={"l": 12, "r": 16, "t": 40, "b": 48})
+    layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
     return Chart("cross-hardware", {"data": traces, "layout": layout},
                  ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_mean"], rows,
                  "title_cross", "cap_cross", ("sum_cross", {"machines": len(have)}), csv)

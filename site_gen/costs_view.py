@@ -37,14 +37,15 @@ def breakdown_chart(res: RunResult, t: Translator) -> Chart | None:
     traces = [{"type": "bar", "orientation": "h", "name": t(f"part_{p}"), "y": names,
                "x": [_r(b[p], 2) for _, b in ran], "marker": {"color": c},
                "hovertemplate": "%{y}<br>" + t(f"part_{p}") + ": %{x:.1f} µs<extra></extra>"} for p, c in parts]
-    layout = _rows_layout(t, len(ran), t("axis_microseconds"), barmode="stack", showlegend=True,
+    layout = _rows_layout(t, len(ran), t("axis_microseconds"), names, barmode="stack", showlegend=True,
                           legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
                           margin={"l": 10, "r": 16, "t": 56, "b": 48})
     floor = res.rows.floors.get("copy")
     if floor is not None and floor.size:
         shape, note = _vline(float(np.percentile(floor, 50)) * 1e6, {"color": "#cf222e", "width": 2, "dash": "dot"},
                              t("floor_line", us=f"{np.percentile(floor, 50) * 1e6:.1f}"))
-        layout.update(shapes=[shape], annotations=note)
+        layout.update(shapes=[shape])
+        layout["annotations"] += note
     rows = [[r.rows.title, f"{b['decision']:.1f}", f"{b['h2d']:.1f}", f"{b['compute']:.1f}", f"{b['d2h']:.1f}",
              f"{b['host']:.1f}", f"{b['kernels']:.1f}"] for r, b in ran]
     csv = [[r.rows.runtime_id, b["decision"], b["h2d"], b["compute"], b["d2h"], b["host"], b["kernels"],
@@ -64,8 +65,8 @@ def kernels_table(res: RunResult, t: Translator, top: int = 3) -> dict | None:
         if not ks:
             continue
         n = ks[0]["decisions"]
-        named = "; ".join(f"{_short(k['name'])} ×{k['calls'] / n:g} ({k['seconds'] / n * 1e6:.1f} µs)"
-                          for k in ks[:top])
+        named = {"code": "; ".join(f"{_short(k['name'])} ×{k['calls'] / n:g} ({k['seconds'] / n * 1e6:.1f} µs)"
+                                   for k in ks[:top])}
         rows.append([r.rows.title, f"{sum(k['calls'] for k in ks) / n:.1f}",
                      f"{sum(k['seconds'] for k in ks) / n * 1e6:.1f}", named])
     return {"head": [t("col_runtime"), t("col_kernels_per_decision"), t("col_compute_us"), t("col_top_kernels")],

@@ -35,7 +35,7 @@ def scope_text(res: RunResult, t: Translator) -> str:
     run = res.rows.run
     used = libraries_used(res)
     versions = t("sep").join([f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used] +
-                         [f"{name} {run[key]}" for name, key in (("CUDA", "cuda_version"), ("driver", "gpu_driver"))
+                         [f"{name} {run[key]}" for name, key in (("CUDA", "cuda_version"), (t("driver"), "gpu_driver"))
                           if run.get(key)])
     return t("scope", model=f"{run['model_path'].rsplit('/', 1)[-1]} (sha256 {run['model_sha256'][:12]})",
              machine=run.get("gpu_name") or run.get("cpu") or "?", versions=versions,
@@ -61,9 +61,9 @@ def tf32_text(numerics: dict, t) -> str:
     switches = (numerics or {}).get("switches") or {}
     words = {True: t("tf32_on"), False: t("tf32_off")}
     order = sorted(switches, key=lambda k: (SWITCH_ORDER.index(k) if k in SWITCH_ORDER else len(SWITCH_ORDER), k))
-    shown = ", ".join(f"{LIBRARY_NAMES.get(k, k)} {words[v]}" if isinstance(v, bool) else f"{k}={v}"
-                      for k in order for v in (switches[k],))
-    return t(TF32_KEYS[state]) + (f" ({shown})" if shown else "")
+    shown = t("sep").join(f"{LIBRARY_NAMES.get(k, k)} {words[v]}" if isinstance(v, bool) else f"{k}={v}"
+                          for k in order for v in (switches[k],))
+    return t("paren", a=t(TF32_KEYS[state]), b=shown) if shown else t(TF32_KEYS[state])
 
 
 def banners(res: RunResult, t: Translator) -> list[str]:
@@ -74,7 +74,7 @@ def banners(res: RunResult, t: Translator) -> list[str]:
         out.append(t("stopped_banner"))
     elif run["status"] != "complete":
         out.append(t("partial_banner", status=t(f"status_word_{run['status']}") if run["status"] == "incomplete"
-                     else run["status"], detail=run.get("status_detail") or t("none")))
+                     else run["status"], detail=status_detail_text(run.get("status_detail"), t)))
     if run.get("profile") == "quick":
         out.append(t("smoke_banner"))
     if res.drift:
@@ -135,3 +135,32 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
              (t("prov_tf32"), tf32_text(ref.rows.numerics, t) if ref else t("none")),
              (t("prov_source"), res.rows.source.name)]
     return rows
+
+
+PHASES = ("prepare", "fixed states", "batch sweep", "kernels", "energy", "copy floor", "starting")
+
+
+def status_detail_text(detail: str | None, t: Translator) -> str:
+    """How a run stopped ("stopped by SIGTERM during play, look 2 of 5") in the reader's language; the recorded
+    text itself when it has another shape (a fault's message)."""
+    import re
+    if not detail:
+        return t("none")
+    m = re.fullmatch(r"stopped by (SIG[A-Z]+) during (.+)", detail)
+    if not m:
+        return detail
+    return t("stopped_by", signal=m.group(1), where=where_text(m.group(2), t))
+
+
+def where_text(where: str, t: Translator) -> str:
+    import re
+    if m := re.fullmatch(r"play, look (\d+) of (\d+)", where):
+        return t("where_play_look", k=m.group(1), n=m.group(2))
+    if m := re.fullmatch(r"latency round (\d+) of (.+)", where):
+        return t("where_round", k=m.group(1), runtime=m.group(2))
+    if m := re.fullmatch(r"(.+) of (.+)", where):
+        if m.group(1) in PHASES:
+            return t("where_phase", phase=t("phase_" + m.group(1).replace(" ", "_")), runtime=m.group(2))
+    if where in PHASES:
+        return t("phase_" + where.replace(" ", "_"))
+    return where

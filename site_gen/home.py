@@ -31,15 +31,29 @@ def tensorrt_note(res: RunResult, t: Translator) -> str | None:
     return t("card_tensorrt", why=t("semi").join(t(f"reason_kind_{k}") for k in kinds))
 
 
+def headline(res: RunResult, t: Translator) -> str:
+    """The answer in one line, with its number: the runtime to use, or the fastest one still in question."""
+    rec = recommendation(res)
+    if rec:
+        r = rec["runtime"]
+        return t("card_use", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}", p50=f"{r.latency['p50']:.3f}")
+    timed = [r for r in res.runtimes if r.ratio]
+    if not timed:
+        return t("card_none")
+    r = min(timed, key=lambda x: x.ratio[0])
+    return t("card_none_fastest", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}",
+             outcome=t(f"outcome_{r.verdict.outcome}") if r.verdict else t("outcome_no-verdict"))
+
+
 def card(res: RunResult, slug: str, t: Translator) -> dict:
     rec = recommendation(res)
     r = rec["runtime"] if rec else None
     run = res.rows.run
     return {"title": t("card_title", label=label_of(res), device=run.get("gpu_name") or run.get("cpu") or "?"),
+            "short": label_of(res),
             "date": str(res.rows.run.get("started_at") or "")[:10],
             "href": f"hardware/{slug}/index.html", "link_text": t("open_machine", label=label_of(res)),
-            "headline": t("card_use", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}",
-                          p50=f"{r.latency['p50']:.3f}") if r else t("card_none"),
+            "headline": headline(res, t),
             "text": recommendation_text(res, t), "tensorrt": tensorrt_note(res, t),
             "css": "ok" if r else "none"}
 

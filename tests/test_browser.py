@@ -1,4 +1,6 @@
-"""The built site in a real browser: Debian's Chromium driven by Playwright, served on a local port."""
+"""The built site in a real browser — Debian's Chromium driven by Playwright, served on a local port — at a
+phone's size (390×844) and a desktop's (1366×900): every page and chart draws without an error, nothing overflows
+its box, the home page answers in its first screen, and the pages still read with JavaScript off."""
 import functools
 import http.server
 import shutil
@@ -6,15 +8,29 @@ import threading
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from rtreport.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
 playwright_api = pytest.importorskip("playwright.sync_api")
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = [(390, 844), (1366, 900)]
 
 
 @pytest.fixture(scope="module")
-def server(built_site):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(built_site))
+def site(tmp_path_factory, quick_run):
+    """The published machines (every chart kind) plus a fresh quick run of this machine."""
+    out = tmp_path_factory.mktemp("published") / "site"
+    result = CliRunner().invoke(main, ["build", str(ROOT / "data"), str(quick_run), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a, **k: None
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -33,8 +49,9 @@ def browser():
         b.close()
 
 
-def _open(browser, url):
-    page = browser.new_page()
+def _open(browser, url, width=1366, height=900, javascript=True):
+    context = browser.new_context(viewport={"width": width, "height": height}, java_script_enabled=javascript)
+    page = context.new_page()
     errors = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -43,27 +60,96 @@ def _open(browser, url):
     return page, errors
 
 
-def _pages(built_site, lang):
-    return sorted(p.relative_to(Path(built_site) / lang).as_posix() for p in (Path(built_site) / lang).rglob("index.html"))
+def _draw_all(page):
+    charts = page.locator(".chart")
+    for i in range(charts.count()):
+        charts.nth(i).scroll_into_view_if_needed()
+        charts.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=20_000)
+    page.wait_for_timeout(300)
+    return charts.count()
+
+
+def _pages(site, lang):
+    return sorted(p.relative_to(Path(site) / lang).as_posix() for p in (Path(site) / lang).rglob("index.html"))
 
 
 @pytest.mark.parametrize("lang", ["zh-tw", "en"])
-def test_every_page_loads_and_every_chart_draws(server, browser, built_site, lang):
-    for rel in _pages(built_site, lang):
+def test_every_page_loads_and_every_chart_draws(server, browser, site, lang):
+    drawn = 0
+    for rel in _pages(site, lang):
         page, errors = _open(browser, f"{server}/{lang}/{rel}")
-        charts = page.locator(".chart")
-        for i in range(charts.count()):
-            charts.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=15_000)
+        drawn += _draw_all(page)
         assert page.locator("html").get_attribute("lang") in ("en", "zh-Hant-TW")
         assert errors == [], (rel, errors)
-        page.close()
+        page.context.close()
+    assert drawn >= 10
 
 
 @pytest.mark.parametrize("lang,other", [("zh-tw", "en"), ("en", "zh-tw")])
-def test_language_switcher_keeps_the_page(server, browser, built_site, lang, other):
-    for rel in _pages(built_site, lang):
+def test_language_switcher_keeps_the_page(server, browser, site, lang, other):
+    for rel in _pages(site, lang):
         page, _ = _open(browser, f"{server}/{lang}/{rel}")
         page.click("#lang-switch")
         page.wait_for_load_state("load")
         assert page.url == f"{server}/{other}/{rel}"
-        page.close()
+        page.context.close()
+
+
+OVERFLOW = """() => {
+  const out = [];
+  const vw = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth > vw + 1) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
+  for (const el of document.querySelectorAll('main > *, section > *, figure > *, .card')) {
+    const r = el.getBoundingClientRect();
+    if (r.width && r.right > vw + 1) out.push(`${el.tagName}.${el.className} right edge ${r.right} > ${vw}`);
+  }
+  for (const chart of document.querySelectorAll('.chart')) {
+    const box = chart.getBoundingClientRect();
+    const svg = chart.querySelector('.main-svg');
+    if (!svg) { out.push(`${chart.id} not drawn`); continue; }
+    const s = svg.getBoundingClientRect();
+    if (s.right > box.right + 1 || s.left < box.left - 1) out.push(`${chart.id}: plot ${s.left}-${s.right} outside ${box.left}-${box.right}`);
+    const next = chart.parentElement.querySelector('figcaption').getBoundingClientRect();
+    if (s.bottom > next.top + 1) out.push(`${chart.id}: plot overlaps its caption`);
+    for (const g of chart.querySelectorAll('.legend, .ytick text, .xtick text, .g-xtitle, .g-ytitle')) {
+      const r = g.getBoundingClientRect();
+      if (r.width && (r.right > s.right + 1 || r.left < s.left - 1)) out.push(`${chart.id}: ${g.getAttribute('class')} outside the plot`);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_no_chart_table_or_legend_overflows(server, browser, site, lang, width, height):
+    for rel in _pages(site, lang):
+        page, errors = _open(browser, f"{server}/{lang}/{rel}", width, height)
+        _draw_all(page)
+        problems = page.evaluate(OVERFLOW)
+        assert problems == [], (lang, rel, width, problems[:5])
+        page.context.close()
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_the_first_screen_of_home_answers_for_every_machine(server, browser, site, lang, width, height):
+    page, _ = _open(browser, f"{server}/{lang}/index.html", width, height)
+    items = page.locator("ul.glance li")
+    machines = len(list((Path(site) / lang / "hardware").iterdir()))
+    assert items.count() == machines
+    for i in range(items.count()):
+        box = items.nth(i).bounding_box()
+        text = items.nth(i).inner_text()
+        assert box["y"] + box["height"] <= height, (i, box, text)
+        assert any(c.isdigit() for c in text.split("：")[-1].split(":")[-1]), text
+    page.context.close()
+
+
+def test_pages_read_without_javascript(server, browser, site):
+    page, errors = _open(browser, f"{server}/en/hardware/nvidia-h200/index.html", 390, 844, javascript=False)
+    tables = page.locator("details.data table")
+    assert tables.count() >= 5 and tables.first.is_visible()
+    assert not page.locator(".chart").first.is_visible()
+    assert errors == []
+    page.context.close()

@@ -110,8 +110,9 @@ def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nud
     assert _rows(cut, "SELECT status FROM runs") == [("incomplete",)]
     monkeypatch.setattr(measure, "play_shadowed", real)
     stored = _rows(cut, "SELECT count(*) FROM latency")[0][0]
+    cut.with_name(cut.name + ".wal").write_bytes(b"a log left by a run killed earlier")   # must not be replayed
     assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=cut, rounds=4) == 0
-    assert _rows(cut, "SELECT status FROM runs") == [("complete",)]
+    assert _rows(cut, "SELECT status FROM runs") == [("complete",)] and not cut.with_name(cut.name + ".wal").exists()
     assert _rows(cut, "SELECT session, status FROM sessions ORDER BY 1") == [(0, "incomplete"), (1, "complete")]
     # the interrupted run's rows are kept, one more latency round was added, and the games are the same games
     assert _rows(cut, "SELECT count(*) FROM latency")[0][0] == stored + 4 * 300

@@ -1,13 +1,17 @@
 """`rtreport build`: determinism, bad input, hostile strings, translations."""
+import html
 import json
 import re
 import shutil
+from pathlib import Path
 
 import duckdb
 from click.testing import CliRunner
 
 from rtreport.cli import main
 from site_gen.i18n import LANGUAGES, catalog
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tree(folder):
@@ -185,3 +189,93 @@ def test_each_runtimes_tf32_state_is_shown_in_the_readers_language():
     assert tf32_text({"tf32": "by-types"}, zh) == zh("tf32_typed")
     assert tf32_text({"tf32": "default"}, zh) == zh("tf32_default")
     assert tf32_text({}, en) == en("none")
+
+
+# -- zh-TW throughout, light pages, web conventions ---------------------------------------------------
+
+ALLOWED_LATIN = {  # product and library names, units, the study's loanwords, action names, people cited
+    "PyTorch", "ONNX", "Runtime", "TensorRT", "TensorRT-RTX", "RTX", "CUDA", "CPU", "GPU", "FP32", "FP16", "TF32",
+    "NVIDIA", "AMD", "EPYC", "H200", "A100", "Laptop", "Breakout", "Atari", "Agent", "DQN", "PQN", "Q-value", "Q",
+    "runtime", "Runtime", "seed", "seeds", "batch", "graph", "IO", "binding", "plugin", "EP", "eager", "default",
+    "torch.compile", "bootstrap", "sticky", "action", "IQM", "JSON", "CSV", "NVML", "CUPTI", "SHA-256", "sha256",
+    "rtreport", "rliable", "DuckDB", "PyPI", "cuDNN", "Triton", "ALE", "P10", "P50", "P90", "P95", "P99", "ms", "MB",
+    "MiB", "KB", "MHz", "mJ", "W", "J", "x", "English", "NOOP", "FIRE", "RIGHT", "LEFT", "Lan", "DeMets", "O",
+    "Brien", "Fleming", "matmul", "compute", "capability", "gates.toml", "model.pt", "model.onnx", "uint8", "float",
+    "std", "SIGINT", "SIGTERM", "SIGHUP", "SM", "ε", "dtype", "use_tf32",
+}
+
+
+def _zh_latin_words(site):
+    found = {}
+    for page in (site / "zh-tw").rglob("index.html"):
+        s = page.read_text()
+        for pattern in (r"<head>.*?</head>", r"<script.*?</script>", r"<code>.*?</code>", r'<dl class="facts">.*?</dl>',
+                        r'<details class="raw">.*?</details>'):
+            s = re.sub(pattern, " ", s, flags=re.S)   # code, provenance values and raw library messages are data
+        text = html.unescape(re.sub(r"<[^>]+>", " ", s))
+        for word in re.findall(r"[A-Za-z][A-Za-z0-9_.+\-]*", text):
+            if (word in ALLOWED_LATIN or re.fullmatch(r"(torch|ort|trt|trtrtx|ort-trt|ort-trtrtx)-[a-z0-9-]+", word)
+                    or re.fullmatch(r"e[+-]\d+|[0-9a-f]{8,}|cu\d+|[a-z0-9-]+-[a-z0-9-]+", word)):
+                continue      # runtime ids, exponents, hashes, build tags, machine labels
+            found.setdefault(word, page.relative_to(site).as_posix())
+    return found
+
+
+def test_chinese_pages_have_no_latin_prose(quick_run, tmp_path):
+    site = tmp_path / "s"
+    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+    assert _zh_latin_words(site) == {}
+
+
+def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(quick_run, tmp_path):
+    site = tmp_path / "s"
+    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+    assets = site / "assets"
+    bundles = list(assets.glob("plotly-basic-*.min.js"))
+    assert len(bundles) == 1 and bundles[0].stat().st_size < 1_200_000      # the basic bundle, not the full 4.8 MB
+    for page in site.rglob("index.html"):
+        text = page.read_text()
+        total = page.stat().st_size + (assets / "site.css").stat().st_size + (assets / "favicon.svg").stat().st_size
+        if 'class="chart"' in text:
+            total += (assets / "rtreport.js").stat().st_size + bundles[0].stat().st_size
+            total += (assets / "plotly-locale-zh-tw-3.7.0.js").stat().st_size if "/zh-tw/" in page.as_posix() else 0
+        assert total <= 1_500_000, (page, total)
+        assert "cdn." not in text and "https://" not in text.split("<main", 1)[0]
+
+
+def test_web_conventions_with_a_base_url(quick_run, tmp_path):
+    import xml.etree.ElementTree as ET
+    site = tmp_path / "s"
+    base = "https://example.org/rt/"
+    result = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(site), "--base-url", base[:-1]])
+    assert result.exit_code == 0, result.output
+    for page in site.rglob("index.html"):
+        rel = page.relative_to(site).as_posix()
+        html_text = page.read_text()
+        if rel == "index.html":
+            continue
+        lang, inner = rel.split("/", 1)
+        assert f'<link rel="canonical" href="{base}{rel}">' in html_text
+        for code, tag, _ in LANGUAGES:
+            assert f'<link rel="alternate" hreflang="{tag}" href="{base}{code}/{inner}">' in html_text
+        assert f'hreflang="x-default" href="{base}en/{inner}"' in html_text
+        assert re.search(r'<meta name="description" content="[^"]{40,}">', html_text), rel
+        for prop in ("og:title", "og:description", "og:url", "og:type", "og:locale"):
+            assert f'property="{prop}"' in html_text, (rel, prop)
+        assert 'rel="icon"' in html_text and "gates.toml" in html_text or "method" not in rel
+    urls = [u.text for u in ET.parse(site / "sitemap.xml").getroot().iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    assert f"{base}zh-tw/index.html" in urls and f"{base}en/hardware/ci-cpu/index.html" in urls
+    assert (site / "robots.txt").read_text() == f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n"
+    feed = ET.parse(site / "feed.xml").getroot()
+    entries = feed.findall("{http://www.w3.org/2005/Atom}entry")
+    assert len(entries) == 1 and entries[0].find("{http://www.w3.org/2005/Atom}link").get("href") == \
+        f"{base}en/hardware/ci-cpu/index.html"
+    bad = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(tmp_path / "t"), "--base-url", "example.org"])
+    assert bad.exit_code == 2 and "--base-url must be an http(s) URL" in bad.output
+
+
+def test_without_a_base_url_no_relative_hreflang_or_canonical(built_site):
+    for page in built_site.rglob("index.html"):
+        text = page.read_text()
+        assert 'rel="canonical"' not in text and "hreflang=\"x-default\"" not in text
+        assert '<link rel="alternate" hreflang' not in text
