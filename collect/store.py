@@ -78,30 +78,6 @@ class RunStore:
             self.con.execute(f"INSERT INTO runtimes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                              list(row.values()))
 
-    def add_costs(self, runtime_id: str, kernels=None, decisions: int | None = None, resources=()) -> None:
-        """Profiled kernels and copies ([(name, kind, calls, seconds)] over ``decisions``) and resource readings
-        ([(kind, value, unit, method)]) of one runtime."""
-        with self._write():
-            if kernels is not None:
-                self.con.executemany("INSERT INTO kernels VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                     [[self.run_id, runtime_id, *k, decisions] for k in kernels])
-            for kind, value, unit, method in resources:
-                self.con.execute("DELETE FROM resources WHERE run_id = ? AND runtime_id = ? AND kind = ?",
-                                 [self.run_id, runtime_id, kind])
-                self.con.execute("INSERT INTO resources VALUES (?, ?, ?, ?, ?, ?)",
-                                 [self.run_id, runtime_id, kind, float(value), unit, method])
-
-    def add_floor(self, kind: str, seconds: list[float]) -> None:
-        with self._write():
-            self.con.execute("INSERT INTO floors SELECT ?, ?, UNNEST(range(len(s))), UNNEST(s) "
-                             "FROM (SELECT ?::DOUBLE[] AS s)", [self.run_id, kind, seconds])
-
-    def add_latency(self, runtime_id: str, kind: str, batch_size: int, seconds: list[float], round_: int = 0) -> None:
-        with self._write():
-            self.con.execute(
-                "INSERT INTO latency SELECT ?, ?, ?, ?, ?, UNNEST(range(len(s))), UNNEST(s) FROM (SELECT ?::DOUBLE[] AS s)",
-                [self.run_id, runtime_id, kind, batch_size, round_, seconds])
-
     def add_state_q(self, runtime_id: str, q_values, actions) -> None:
         with self._write():
             self.con.executemany("INSERT INTO state_q VALUES (?, ?, ?, ?, ?)",

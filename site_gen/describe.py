@@ -127,6 +127,8 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
             (t("prov_versions"), ", ".join(versions))]
     if run.get("code_hash"):
         rows.append((t("prov_code_hash"), run["code_hash"]))
+    if res.rows.sessions:
+        rows.append((t("prov_sessions"), sessions_text(res.rows.sessions, t)))
     rows += [(t("prov_model"), f"{run['model_path']} ({run['model_format']}, sha256 {run['model_sha256']})")]
     for key, label in (("fixed_states_sha256", "prov_fixed_states"), ("seeds_sha256", "prov_seeds")):
         if run.get(key):
@@ -135,6 +137,21 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
              (t("prov_tf32"), tf32_text(ref.rows.numerics, t) if ref else t("none")),
              (t("prov_source"), res.rows.source.name)]
     return rows
+
+
+def sessions_text(sessions: list[dict], t: Translator) -> str:
+    """Each command that wrote the run (the first, then every --resume), and whether the measurement code changed."""
+    def status(s):
+        st = s.get("status")
+        return t(f"status_word_{st}") if st in ("running", "incomplete", "complete") else str(st)
+    parts = [t("session_item", n=s["session"], start=str(s["started_at"])[:16],
+               end=str(s["finished_at"])[11:16] if s.get("finished_at") else "?", status=status(s))
+             for s in sessions]
+    text = t("sep").join(parts)
+    hashes = sorted({s["code_hash"] for s in sessions if s.get("code_hash")})
+    if len(hashes) > 1:
+        text += t("sep") + t("session_code_changed", hashes=t("sep").join(h[:12] for h in hashes))
+    return text
 
 
 PHASES = ("prepare", "fixed states", "batch sweep", "kernels", "energy", "copy floor", "starting")

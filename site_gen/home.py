@@ -41,6 +41,8 @@ def headline(res: RunResult, t: Translator) -> str:
     if not timed:
         return t("card_none")
     r = min(timed, key=lambda x: x.ratio[0])
+    if res.withheld:      # no verdicts here at all: say why, not that the fastest runtime "has no verdict"
+        return t("card_withheld_fastest", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}")
     return t("card_none_fastest", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}",
              outcome=t(f"outcome_{r.verdict.outcome}") if r.verdict else t("outcome_no-verdict"))
 

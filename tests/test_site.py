@@ -26,22 +26,26 @@ def test_build_is_byte_deterministic(quick_run, built_site, tmp_path):
     assert [k for k in first if first[k] != second[k]] == []
 
 
-def test_every_page_exists_in_both_languages_with_lang_and_hreflang(built_site):
+def test_every_page_exists_in_both_languages_with_lang_and_a_switcher(built_site):
     pages = sorted(p.relative_to(built_site / "en").as_posix() for p in (built_site / "en").rglob("index.html"))
     assert "index.html" in pages and "compare/index.html" in pages and "method/index.html" in pages
-    assert any(p.startswith("hardware/") for p in pages)
+    assert "study/index.html" in pages and any(p.startswith("hardware/") for p in pages)
     for code, tag, _ in LANGUAGES:
         for page in pages:
             html = (built_site / code / page).read_text()
             assert f'<html lang="{tag}">' in html
             for other_code, other_tag, _ in LANGUAGES:
-                assert f'hreflang="{other_tag}" href="' in html
-                assert re.search(rf'hreflang="{other_tag}" href="[./]*{other_code}/{re.escape(page)}"', html), (code, page)
+                if other_code == code:
+                    continue   # the switcher names the other language and leads to the same page in it
+                link = re.search(rf'<a class="switcher"[^>]*hreflang="{other_tag}"[^>]*href="([^"]+)"', html)
+                assert link, (code, page)
+                target = (built_site / code / page).parent / link.group(1)
+                assert target.resolve() == (built_site / other_code / page).resolve(), (code, page, link.group(1))
 
 
 def test_pages_stay_light_beside_the_shared_plotly_bundle(built_site):
     bundles = list((built_site / "assets").glob("plotly-*.min.js"))
-    assert len(bundles) == 1 and re.fullmatch(r"plotly-\d+\.\d+\.\d+\.min\.js", bundles[0].name)
+    assert len(bundles) == 1 and re.fullmatch(r"plotly-basic-\d+\.\d+\.\d+\.min\.js", bundles[0].name)
     for page in built_site.rglob("index.html"):
         assert page.stat().st_size <= 1_500_000
         assert "cdn." not in page.read_text() and "https://" not in page.read_text().split("<main", 1)[0]
@@ -154,22 +158,33 @@ def test_hostile_strings_are_escaped_everywhere(quick_run, tmp_path):
 
 
 def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
-    """The published H200 file: ten measured runtimes, each drawn in its own colour on all four charts."""
+    """The published H200 file: ten measured runtimes, each drawn in its own colour on every chart that shows it
+    (rows of one trace coloured per runtime, or one trace per runtime)."""
     from collect import paths
     from site_gen.analysis import analyse
-    from site_gen.charts import agreement_chart, latency_chart, play_chart, throughput_chart
+    from site_gen.charts import (agreement_chart, fixed_states_chart, latency_chart, play_chart, speed_chart,
+                                 throughput_chart)
     from site_gen.load import load_file
     from site_gen.verdict import Gates
 
     res = analyse(load_file(paths.DATA / "nvidia-h200.duckdb")[0], Gates.load(None))
+    titles = {r.rows.title for r in res.runtimes}
     t = lambda key, **kw: key  # noqa: E731
-    seen = {}
-    for chart in (latency_chart(res, t), throughput_chart(res, t), agreement_chart(res, t), play_chart(res, t)):
+    seen, charts = {}, 0
+    for make in (speed_chart, latency_chart, throughput_chart, agreement_chart, fixed_states_chart, play_chart):
+        chart = make(res, t)
+        assert chart is not None, make.__name__
+        charts += 1
         for trace in chart.figure["data"]:
-            name = trace.get("name", "").split(" — ")[0]
-            if name in {r.rows.title for r in res.runtimes}:
-                seen.setdefault(name, set()).add(trace["marker"]["color"])
-    assert len(seen) >= 10
+            colour = trace["marker"]["color"]
+            if isinstance(colour, list):       # one row per runtime
+                pairs = zip(trace["y"], colour)
+            else:                              # one trace per runtime (its name may be wrapped or suffixed)
+                pairs = [(trace.get("name", "").split(" — ")[0].replace(",<br>", ", "), colour)]
+            for name, c in pairs:
+                assert name in titles, (make.__name__, name)
+                seen.setdefault(name, set()).add(c)
+    assert charts == 6 and len(seen) >= 10
     assert all(len(colours) == 1 for colours in seen.values()), seen
     assert len({next(iter(c)) for c in seen.values()}) == len(seen)
 
@@ -182,7 +197,7 @@ def test_each_runtimes_tf32_state_is_shown_in_the_readers_language():
     off = {"tf32": "off", "switches": {"matmul": False, "cudnn": False}}
     assert tf32_text(off, en) == "off (matmul off, cuDNN off)"
     assert tf32_text({"tf32": "on", "switches": {"matmul": True, "cudnn": False}}, en) == "on (matmul on, cuDNN off)"
-    assert tf32_text({"tf32": "off", "switches": {"use_tf32": "0"}}, zh) == "關閉 (use_tf32=0)"
+    assert tf32_text({"tf32": "off", "switches": {"use_tf32": "0"}}, zh) == "關閉（use_tf32=0）"
     assert tf32_text({"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}, en) == \
         "off (BuilderFlag.TF32=cleared)"
     assert tf32_text({"tf32": "not-applicable"}, zh) == "不適用（CPU）"
@@ -201,7 +216,7 @@ ALLOWED_LATIN = {  # product and library names, units, the study's loanwords, ac
     "rtreport", "rliable", "DuckDB", "PyPI", "cuDNN", "Triton", "ALE", "P10", "P50", "P90", "P95", "P99", "ms", "MB",
     "MiB", "KB", "MHz", "mJ", "W", "J", "x", "English", "NOOP", "FIRE", "RIGHT", "LEFT", "Lan", "DeMets", "O",
     "Brien", "Fleming", "matmul", "compute", "capability", "gates.toml", "model.pt", "model.onnx", "uint8", "float",
-    "std", "SIGINT", "SIGTERM", "SIGHUP", "SM", "ε", "dtype", "use_tf32",
+    "std", "SIGINT", "SIGTERM", "SIGHUP", "SM", "ε", "dtype", "use_tf32", "Bootstrap", "C", "B", "kernel",
 }
 
 
@@ -212,10 +227,11 @@ def _zh_latin_words(site):
         for pattern in (r"<head>.*?</head>", r"<script.*?</script>", r"<code>.*?</code>", r'<dl class="facts">.*?</dl>',
                         r'<details class="raw">.*?</details>'):
             s = re.sub(pattern, " ", s, flags=re.S)   # code, provenance values and raw library messages are data
-        text = html.unescape(re.sub(r"<[^>]+>", " ", s))
+        text = html.unescape(re.sub(r"<[^>]+>", " ", s)).replace("TensorRT for RTX", "TensorRT-RTX")  # a product name
+        text = re.sub(r"\b(Linux|Windows|macOS|Darwin)-\S+|--[a-z][a-z-]*", " ", text)  # and command-line options    # an OS as the machine reports it
         for word in re.findall(r"[A-Za-z][A-Za-z0-9_.+\-]*", text):
             if (word in ALLOWED_LATIN or re.fullmatch(r"(torch|ort|trt|trtrtx|ort-trt|ort-trtrtx)-[a-z0-9-]+", word)
-                    or re.fullmatch(r"e[+-]\d+|[0-9a-f]{8,}|cu\d+|[a-z0-9-]+-[a-z0-9-]+", word)):
+                    or re.fullmatch(r"e[+-]\d+|[0-9a-f]{8,}|cu\d+|cpu|[a-z0-9-]+-[a-z0-9-]+", word)):
                 continue      # runtime ids, exponents, hashes, build tags, machine labels
             found.setdefault(word, page.relative_to(site).as_posix())
     return found
