@@ -273,33 +273,3 @@ def play_chart(res: RunResult, t) -> Chart | None:
                                "col_median", "col_std", "col_p10", "col_p90", "col_iqm"], rows, "title_play",
                  "cap_play", ("sum_play", {k.replace("-", "_"): ", ".join(v) or t("none") for k, v in decided.items()}),
                  csv)
-
-
-def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
-    """P95 of every runtime on every machine: one row per runtime, one marker per machine (log axis)."""
-    have = [r for r in results if any(x.latency for x in r.runtimes)]
-    if not have:
-        return None
-    traces, rows, csv, names = [], [], [], []
-    for i, res in enumerate(have):
-        ran = [x for x in res.runtimes if x.latency]
-        label = res.rows.run.get("display_label", res.rows.run["label"])
-        names += [x.rows.title for x in ran if x.rows.title not in names]
-        traces.append({"type": "scatter", "mode": "markers", "name": label, "y": [x.rows.title for x in ran],
-                       "x": [_r(x.latency["p95"]) for x in ran],
-                       "marker": {"size": 11, "color": PALETTE[i % len(PALETTE)], "symbol": ["circle", "diamond",
-                                                                                             "square"][i % 3]},
-                       "hovertemplate": label.replace("%", "%%") + "<br>%{y}<br>P95 %{x:.3f} ms<extra></extra>"})
-        for x in ran:
-            mean = f"{x.scores['mean']:.2f}" if x.scores else "—"
-            agree = f"{100 * x.shadow['fraction']:.3f} %" if x.shadow else "—"
-            rows.append([label, x.rows.title, f"{x.latency['p50']:.3f}", f"{x.latency['p95']:.3f}", agree, mean])
-            csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
-                        x.shadow["fraction"] if x.shadow else None, x.scores["mean"] if x.scores else None])
-    layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True,
-                          legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
-                          margin={"l": 12, "r": 16, "t": 40, "b": 48})
-    layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
-    return Chart("cross-hardware", {"data": traces, "layout": layout},
-                 ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_mean"], rows,
-                 "title_cross", "cap_cross", ("sum_cross", {"machines": len(have)}), csv)

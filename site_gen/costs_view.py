@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import RunResult
-from .charts import FONT, Chart, _color, _rows_layout, _r, _vline
+from .charts import Chart, _rows_layout, _r, _vline
 from .i18n import Translator
 
 
@@ -79,11 +79,13 @@ def resources_table(res: RunResult, t: Translator) -> dict | None:
         got = r.rows.resources
         if not got and not r.rows.artifact_bytes:
             continue
-        mem = got.get("gpu_memory_increase") or got.get("torch_allocator_increase")
+        mem, how = ((got["gpu_memory_increase"], "NVML") if "gpu_memory_increase" in got else
+                    (got["torch_allocator_increase"], t("allocator_short")) if "torch_allocator_increase" in got
+                    else (None, ""))
         rows.append([r.rows.title,
                      f"{r.rows.artifact_bytes / 1e6:.2f} MB" if r.rows.artifact_bytes else t("none"),
                      f"{r.rows.prepare_seconds:.2f}" if r.rows.prepare_seconds is not None else t("none"),
-                     f"{mem['value'] / 2**20:.0f} MiB" if mem else t("none"),
+                     f"{mem['value'] / 2**20:.0f} MiB ({how})" if mem else t("none"),
                      f"{got['rss_increase']['value'] / 2**20:.0f} MiB" if "rss_increase" in got else t("none"),
                      f"{got['energy_per_decision']['value'] * 1e3:.2f} mJ" if "energy_per_decision" in got
                      else t("none"),

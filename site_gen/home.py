@@ -7,12 +7,12 @@ from pathlib import Path
 
 from . import reasons
 from .analysis import RunResult
-from .charts import cross_hardware_chart
+from .charts import PALETTE, Chart, _r, _rows_layout
 from .comparability import differences
 from .describe import machine_description, workload_text
 from .findings import recommendation, recommendation_text
 from .i18n import Translator
-from .pages import chart_view, label_of, machine_title, runtime_order, verdict_cell
+from .pages import chart_view, label_of, runtime_order, verdict_cell
 
 STUDY = json.loads(Path(__file__).with_name("original_study.json").read_text(encoding="utf-8"))
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
@@ -143,3 +143,33 @@ def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dic
                          "engine": f"{r.rows.artifact_bytes / 1e6:.2f}" if r.rows.artifact_bytes else t("none"),
                          "verdict": verdict_cell(r, res, t)})
     return {"source": STUDY["source"][lang], "cited": cited, "ours": ours}
+
+
+def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
+    """P95 of every runtime on every machine: one row per runtime, one marker per machine (log axis)."""
+    have = [r for r in results if any(x.latency for x in r.runtimes)]
+    if not have:
+        return None
+    traces, rows, csv, names = [], [], [], []
+    for i, res in enumerate(have):
+        ran = [x for x in res.runtimes if x.latency]
+        label = res.rows.run.get("display_label", res.rows.run["label"])
+        names += [x.rows.title for x in ran if x.rows.title not in names]
+        traces.append({"type": "scatter", "mode": "markers", "name": label, "y": [x.rows.title for x in ran],
+                       "x": [_r(x.latency["p95"]) for x in ran],
+                       "marker": {"size": 11, "color": PALETTE[i % len(PALETTE)], "symbol": ["circle", "diamond",
+                                                                                             "square"][i % 3]},
+                       "hovertemplate": label.replace("%", "%%") + "<br>%{y}<br>P95 %{x:.3f} ms<extra></extra>"})
+        for x in ran:
+            mean = f"{x.scores['mean']:.2f}" if x.scores else "—"
+            agree = f"{100 * x.shadow['fraction']:.3f} %" if x.shadow else "—"
+            rows.append([label, x.rows.title, f"{x.latency['p50']:.3f}", f"{x.latency['p95']:.3f}", agree, mean])
+            csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
+                        x.shadow["fraction"] if x.shadow else None, x.scores["mean"] if x.scores else None])
+    layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True,
+                          legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+                          margin={"l": 12, "r": 16, "t": 40, "b": 48})
+    layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
+    return Chart("cross-hardware", {"data": traces, "layout": layout},
+                 ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_mean"], rows,
+                 "title_cross", "cap_cross", ("sum_cross", {"machines": len(have)}), csv)

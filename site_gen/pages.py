@@ -147,6 +147,8 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "rounds": rounds_table(res, t), "played_agreement": played_agreement_table(res, t),
         "play_test": play_test_table(res, t), "verdicts_href": f"../../../data/{slug}/verdicts.json",
         "kernels": kernels_table(res, t), "resources": resources_table(res, t),
+        "costs_note": None if charts.get("breakdown") or any(r.rows.kernels for r in res.runtimes)
+        else t("costs_gpu_only"),
         "artifacts": [{"title": r.rows.title, "tf32": tf32_text(r.rows.numerics, t)}
                       for r in res.runtimes if r.rows.status == "available"],
         "not_run": not_run, "provenance": [{"label": k, "value": v} for k, v in provenance_rows(res, t)],

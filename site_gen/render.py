@@ -14,8 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
-from .charts import cross_hardware_chart
-from .home import compare_page, home_page, study_page
+from .home import compare_page, cross_hardware_chart, home_page, study_page
 from .i18n import LANGUAGES, Translator
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, label_of, machine_title, page_frame, slugify
 from .verdicts_json import verdicts_document

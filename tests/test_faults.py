@@ -390,11 +390,8 @@ def test_the_summary_never_cuts_a_number_at_80_columns(quick_run):
     con = duckdb.connect(str(quick_run), read_only=True)
     run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
     lines = summary_lines(con, run_id, "torch-cpu-fp32", [s.id for s in all_runtimes()], 80)
-    q = {rid: [r[0] for r in con.execute("SELECT q_values FROM state_q WHERE runtime_id = ? ORDER BY state_index",
-                                         [rid]).fetchall()] for rid in ("torch-cpu-fp32", "ort-cpu-fp32")}
     con.close()
     assert all(len(line) <= 80 for line in lines), lines
-    text = "\n".join(lines)
     ort = next(line for line in lines if line.startswith("ort-cpu-fp32"))
     assert ort.split()[3:5] == ["8/8", "100.00"] and "4.0 (2)" in ort   # every number whole
     # the unavailable GPU runtimes are grouped: one entry per distinct reason, not one line per runtime
