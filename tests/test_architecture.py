@@ -181,13 +181,26 @@ def test_a_broken_plugin_is_named_and_ignored(tmp_path):
     assert "runtime plugin broken (no_such_module:RUNTIMES) ignored: ModuleNotFoundError" in listed.stderr
 
 
-def test_schema_1_files_are_read_through_the_migration():
+SCHEMA_1 = Path(__file__).with_name("fixtures") / "schema1-cpu"   # the CPU file of December 2026's first days,
+                                                                    # three seeds kept (EXPORT DATABASE, parquet)
+
+
+def _schema_1_file(folder: Path) -> Path:
+    path = folder / "schema1-cpu.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute((SCHEMA_1 / "schema.sql").read_text())
+    for table in sorted(p.stem for p in SCHEMA_1.glob("*.parquet")):
+        con.execute(f"INSERT INTO {table} SELECT * FROM read_parquet(?)", [str(SCHEMA_1 / f"{table}.parquet")])
+    con.close()
+    return path
+
+
+def test_schema_1_files_are_read_through_the_migration(tmp_path):
     from rtreport import schema
     from site_gen.load import load_file
-    old = [f for f in COMMITTED if duckdb.connect(str(f), read_only=True).execute(
+    old = [f for f in [*COMMITTED, _schema_1_file(tmp_path)] if duckdb.connect(str(f), read_only=True).execute(
         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"]
-    if not old:
-        pytest.skip("no committed schema-1 file left")
+    assert old, "the schema-1 fixture must be a schema-1 file"
     for f in old:
         (run,) = load_file(f)
         raw = duckdb.connect(str(f), read_only=True)
@@ -203,6 +216,10 @@ def test_schema_1_files_are_read_through_the_migration():
             if rt.status == "available":
                 assert rt.numerics["tf32"] in ("off", "not-applicable") and rt.libraries
         assert run.run["seeds_sha256"] == schema.seeds_sha256(run.run["settings"]["seeds"])
+    site = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", str(old[-1]), "--out", str(site)])
+    assert result.exit_code == 0, result.output
+    assert "ONNX Runtime CPU FP32" in (site / "en" / "hardware" / "cpu-epyc-2core" / "index.html").read_text()
 
 
 def _clone_run(src, dst, run_id, **changes):
