@@ -37,8 +37,12 @@ def _r(x, digits=4):
     return None if x is None else round(float(x), digits)
 
 
+BAR_GAP = 0.55         # a row's bar takes 45 % of its height; its name is written in the rest
+ROW_NAME_WIDTH = 46    # characters of a row's name that fit above its row on a 390 px phone (12 px font)
+
+
 def _wrap(name: str, width: int = 30) -> str:
-    """A long runtime name on two lines (at its comma) where a legend must fit a phone's width."""
+    """A long runtime name on two lines (at its comma) where a legend or a row name must fit a phone's width."""
     head, sep, tail = name.partition(", ")
     return f"{head},<br>{tail}" if sep and len(name) > width else name
 
@@ -52,15 +56,30 @@ def _color(res: RunResult, runtime_id: str) -> str:
 def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
     """A horizontal chart of ``n`` runtimes, one row each. Each row's name is written above it across the whole
     width (``names``), not beside it as a tick label, so long names never squeeze the plot on a phone."""
-    layout = {"font": FONT, "height": 100 + 52 * max(n, 1), "margin": {"l": 12, "r": 16, "t": 16, "b": 48},
+    shown = [_wrap(name, ROW_NAME_WIDTH) for name in names or []]
+    two = any("<br>" in s for s in shown)
+    pitch = 70 if two else 52                 # px per row: room for its name, on one line or two, above its bar
+    lift = round(pitch * (1 - BAR_GAP) / 2) + 3   # a name sits just above its row's bar or marker
+    layout = {"font": FONT, "height": 100 + pitch * max(n, 1), "margin": {"l": 12, "r": 16, "t": 16, "b": 48},
               "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": False, "hovermode": "closest",
+              "bargap": BAR_GAP,
               "xaxis": {"title": {"text": x_title}, "automargin": True, "zeroline": False, "gridcolor": "#eaeef2"},
               "yaxis": {"autorange": "reversed", "type": "category", "showticklabels": False,
                         "categoryorder": "array", "categoryarray": list(names or [])}}
-    notes = [{"xref": "paper", "yref": "y", "x": 0, "y": name, "xanchor": "left", "yanchor": "bottom", "yshift": 7,
-              "text": name, "showarrow": False, "font": {"size": 12, "color": "#1b1f24"}} for name in names or []]
+    notes = [{"xref": "paper", "yref": "y", "x": 0, "y": name, "xanchor": "left", "yanchor": "bottom", "yshift": lift,
+              "align": "left", "text": text, "showarrow": False, "font": {"size": 12, "color": "#1b1f24"}}
+             for name, text in zip(names or [], shown)]
     extra_notes = extra.pop("annotations", [])
     layout.update(extra)
+    reach = max(0, lift + 15 * (2 if two else 1) - pitch // 2)   # px the first row's name reaches above the plot
+    top = [note for note in extra_notes if note.get("yref") == "paper" and note.get("y") == 1]
+    for note in top:            # a gate's label goes above the first row's name, not over it
+        note["yshift"] = reach + 2
+    need = reach + 2 + (18 if top else 0)
+    if two or top:              # and a legend above the plot stays clear of both
+        grow = max(need, 16 if two else 0)
+        layout["margin"] = {**layout["margin"], "t": layout["margin"]["t"] + grow}
+        layout["height"] += grow
     layout["annotations"] = notes + extra_notes
     return layout
 

@@ -114,9 +114,30 @@ def alike_notices(results: list[RunResult], t: Translator) -> list[str]:
     return notices
 
 
+def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> list[dict]:
+    """Per machine, newest first: its fastest runtime by P95, and the one recommended there (if another)."""
+    lead = []
+    for res, slug in newest_first(results, slugs):
+        timed = [r for r in res.runtimes if r.latency]
+        if not timed:
+            continue
+        fast = min(timed, key=lambda r: r.latency["p95"])
+        rec = recommendation(res)
+        text = t("cross_fastest", runtime=fast.rows.title, p95=f"{fast.latency['p95']:.3f}")
+        if rec and rec["runtime"] is fast:
+            text += t("semi") + t("cross_recommended_same")
+        elif rec:
+            r = rec["runtime"]
+            text += t("semi") + t("cross_recommended", runtime=r.rows.title, p95=f"{r.latency['p95']:.3f}")
+        else:
+            text += t("semi") + t("cross_recommended_none")
+        lead.append({"label": label_of(res), "href": f"../hardware/{slug}/index.html", "text": text})
+    return lead
+
+
 def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
     chart = cross_hardware_chart(results, t)
-    return {"chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
+    return {"lead": compare_lead(results, slugs, t), "chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
             "notices": alike_notices(results, t), "groups": machine_groups(results, slugs, t, "../")}
 
 

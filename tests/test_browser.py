@@ -111,9 +111,9 @@ OVERFLOW = """() => {
     if (s.right > box.right + 1 || s.left < box.left - 1) out.push(`${chart.id}: plot ${s.left}-${s.right} outside ${box.left}-${box.right}`);
     const next = chart.parentElement.querySelector('figcaption').getBoundingClientRect();
     if (s.bottom > next.top + 1) out.push(`${chart.id}: plot overlaps its caption`);
-    for (const g of chart.querySelectorAll('.legend, .ytick text, .xtick text, .g-xtitle, .g-ytitle')) {
+    for (const g of chart.querySelectorAll('.legend, .ytick text, .xtick text, .g-xtitle, .g-ytitle, .annotation-text')) {
       const r = g.getBoundingClientRect();
-      if (r.width && (r.right > s.right + 1 || r.left < s.left - 1)) out.push(`${chart.id}: ${g.getAttribute('class')} outside the plot`);
+      if (r.width && (r.right > s.right + 1 || r.left < s.left - 1)) out.push(`${chart.id}: ${g.getAttribute('class')} ${(g.textContent || '').slice(0, 40)} outside the plot`);
     }
   }
   return out;
