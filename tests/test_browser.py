@@ -61,6 +61,7 @@ def _open(browser, url, width=1366, height=900, javascript=True):
 
 
 def _draw_all(page):
+    page.mouse.move(5, 5)  # a chart on the first screen waits for the reader's first input
     charts = page.locator(".chart")
     for i in range(charts.count()):
         charts.nth(i).scroll_into_view_if_needed()
@@ -83,6 +84,25 @@ def test_every_page_loads_and_every_chart_draws(server, browser, site, lang):
         assert errors == [], (rel, errors)
         page.context.close()
     assert drawn >= 10
+
+
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_a_chart_on_the_first_screen_waits_for_the_first_input(server, browser, lang):
+    """The compare page's chart is on the first screen (a tall phone here, as this site has three machines):
+    the page loads without Plotly (about half a second of a phone's main thread), the box says why it is
+    empty, and the first input draws it."""
+    page, errors = _open(browser, f"{server}/{lang}/compare/", 390, 1800)
+    chart = page.locator(".chart").first
+    assert chart.bounding_box()["y"] < 1800 - 100
+    page.wait_for_function("document.querySelector('.chart').hasAttribute('data-waiting')")
+    page.wait_for_timeout(500)
+    assert page.evaluate("typeof window.Plotly") == "undefined"
+    assert page.evaluate("getComputedStyle(document.querySelector('.chart'), '::before').content").strip('"') == \
+        chart.get_attribute("data-wait-text") != ""
+    page.mouse.move(20, 20)
+    chart.locator(".main-svg").first.wait_for(state="attached", timeout=20_000)
+    assert not chart.get_attribute("data-waiting") and errors == []
+    page.context.close()
 
 
 @pytest.mark.parametrize("lang,other", [("zh-tw", "en"), ("en", "zh-tw")])
