@@ -1,9 +1,24 @@
+import hashlib
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from collect import paths
 from rtreport.cli import main
+
+
+def _digests() -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(paths.DATA.glob("*.duckdb"))}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def committed_data_stays_untouched():
+    """The published measurements are read by tests, never written: a test that resumed a committed file once
+    added empty sessions to it. Any test that changes a byte of data/*.duckdb fails the run here."""
+    before = _digests()
+    yield
+    assert _digests() == before, "a test wrote to a committed data/*.duckdb file"
 
 
 @pytest.fixture(scope="session")

@@ -97,18 +97,18 @@ def test_episodes_established_by_the_shadow_rule_equal_really_replayed_ones(tmp_
 def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nudged_runtimes, monkeypatch):
     whole = tmp_path / "whole.duckdb"
     assert run_collect(None, nudged_runtimes, whole, False, "r", 0, tmp_path / "a", True, True) == 0
-    real, calls = measure.play_shadowed, {"n": 0}
+    real, calls = measure.ShadowedGame, {"n": 0}
 
     def interrupted(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
         return real(*args, **kwargs)
-    monkeypatch.setattr(measure, "play_shadowed", interrupted)
+    monkeypatch.setattr(measure, "ShadowedGame", interrupted)
     cut = tmp_path / "cut.duckdb"
     assert run_collect(None, nudged_runtimes, cut, False, "r", 0, tmp_path / "a", True, True) == 130
     assert _rows(cut, "SELECT status FROM runs") == [("incomplete",)]
-    monkeypatch.setattr(measure, "play_shadowed", real)
+    monkeypatch.setattr(measure, "ShadowedGame", real)
     stored = _rows(cut, "SELECT count(*) FROM latency")[0][0]
     cut.with_name(cut.name + ".wal").write_bytes(b"a log left by a run killed earlier")   # must not be replayed
     assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=cut, rounds=4) == 0
@@ -127,9 +127,12 @@ def test_resume_refuses_what_it_cannot_continue(quick_run, tmp_path):
     assert result.exit_code == 2 and "no such file" in result.output
     result = CliRunner().invoke(main, ["collect", "--resume", str(quick_run), "--label", "x"])
     assert result.exit_code == 2 and "takes no --out, --label or --quick" in result.output
-    result = CliRunner().invoke(main, ["collect", "--resume", str(paths.DATA / "cpu-epyc-2core.duckdb")])
-    if _rows(paths.DATA / "cpu-epyc-2core.duckdb", "SELECT value FROM meta WHERE key = 'schema_version'")[0][0] == "1":
-        assert result.exit_code == 2 and "schema version 1 cannot be continued" in result.output
+    from test_architecture import _schema_1_file
+    old = _schema_1_file(tmp_path)   # a copy: a test never writes to the committed data files
+    before = old.read_bytes()
+    result = CliRunner().invoke(main, ["collect", "--resume", str(old)])
+    assert result.exit_code == 2 and "schema version 1 cannot be continued" in result.output
+    assert old.read_bytes() == before
 
 
 def test_verdicts_json_holds_every_gates_statistic(tmp_path, nudged_runtimes):
