@@ -27,7 +27,7 @@ from .conditions import gpu_conditions
 from .model_input import ModelSource
 from .paths import FIXED_STATES, shown
 from .play import Design, PlayPhase
-from .play_pool import Players, auto_workers
+from .play_pool import Players, auto_slots, auto_workers
 from .progress import Silent
 from .registry import Runtime, all_runtimes, reference_runtime_id
 from .runners.base import RuntimeUnavailable
@@ -69,7 +69,7 @@ def default_label(cuda_index: int = 0) -> str:
 class Collector:
     def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
                  runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None,
-                 play_workers: int | None = None, resuming: dict | None = None):
+                 play_workers: int | None = None, resuming: dict | None = None, play_slots: int | None = None):
         """``resuming``: the stored run's row (``collect --resume``); its settings decide the protocol."""
         self.model, self.store, self.artifacts, self.profile = model, store, artifacts, profile
         self.cuda_index, self.label, self.resuming = cuda_index, label, resuming
@@ -83,7 +83,7 @@ class Collector:
         states = np.load(FIXED_STATES)
         self.states = states[: profile.num_states] if profile.num_states else states
         self.seeds = tuple(load_seeds()["play"])[: profile.looks[-1]]
-        self.play_workers = play_workers
+        self.play_workers, self.play_slots = play_workers, play_slots
         self.phase, self.runtime_id = "starting", None
         self.runners: dict = {}
 
@@ -270,9 +270,12 @@ class Collector:
                         settings.get("play_margin_fraction", Gates.load().play_margin))
         candidates = [s.id for s in self.known if s.id in self.runners and s.id != self.reference]
         devices = [self.runners[rid].info.device for rid in self.runners]
-        workers = self.play_workers or auto_workers(devices, len(design.seeds))
-        self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers}, sort_keys=True))
-        with Players(dict(self.runners), workers, self.model.path, self.artifacts, self.cuda_index) as players:
+        slots = self.play_slots or auto_slots(devices)
+        workers = self.play_workers or auto_workers(devices, len(design.seeds), slots)
+        self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots},
+                                                  sort_keys=True))
+        with Players(dict(self.runners), workers, self.model.path, self.artifacts, self.cuda_index,
+                     slots) as players:
             PlayPhase(self.store, design, self.reference, candidates, players, self.ui, self._fail,
                       lambda text: self._at(text)).run()
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .agent.protocol import play_episode
+from .agent.protocol import EpisodeInPlay, make_eval_env, play_episode
 
 BATCH_SIZES = (1, 8, 32, 128, 512)   # the batch sweep
 MAX_BATCH = max(BATCH_SIZES)         # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
@@ -76,44 +76,86 @@ def _top_two_margin(q) -> float:
     return float(top[1] - top[0])
 
 
-def play_shadowed(driver, shadows: dict, seed: int, max_steps: int | None, env=None, until_first_flip: bool = False):
-    """One episode played by ``driver`` while every runner in ``shadows`` ({runtime id: runner}) is shown the
-    same observation at every step (batch 1, the deployed decision path) and its greedy action is compared
-    with the driver's greedy action (before the ε draw).
+class ShadowedGame:
+    """One episode played by the runtime ``driver`` while every runtime in ``shadows`` is shown the same
+    observation at every step (batch 1, the deployed decision path) and its greedy action is compared with the
+    driver's greedy action (before the ε draw). Advanced one decision at a time: ``wanted()`` names the runtimes
+    whose Q-values the current observation needs, ``advance({runtime id: Q-values or the exception it raised})``
+    makes the decision. ``until_first_flip``: a shadow stops at its first different action (enough to know
+    whether it would have played this very episode)."""
 
-    ``until_first_flip``: a shadow stops at its first different action (enough to know whether it would
-    have played this very episode). Returns (Episode, seconds, {runtime id: Shadow}, decisions per margin bin).
-    """
-    from rtreport.stats import MARGIN_BINS, margin_bin
+    def __init__(self, env, driver: str, shadows, seed: int, max_steps: int | None, until_first_flip: bool = False):
+        from rtreport.stats import MARGIN_BINS
 
-    tallies = {rid: Shadow(complete=not until_first_flip) for rid in shadows}
-    margin_counts = np.zeros(len(MARGIN_BINS) - 1, dtype=np.int64)
-    step = [0]
+        self.started = time.perf_counter()
+        self.game = EpisodeInPlay(env, seed, max_steps=max_steps)
+        self.driver, self.until_first_flip = driver, until_first_flip
+        self.tallies = {rid: Shadow(complete=not until_first_flip) for rid in shadows}
+        self.margin_counts = np.zeros(len(MARGIN_BINS) - 1, dtype=np.int64)
 
-    def q_function(obs):
-        x = obs[None]
-        q = driver.infer(x)[0]
-        action, margin = int(np.argmax(q)), _top_two_margin(q)
-        margin_counts[margin_bin(margin)] += 1
-        for rid, runner in shadows.items():
-            t = tallies[rid]
-            if t.error or (until_first_flip and t.first_flip is not None):
+    @property
+    def done(self) -> bool:
+        return self.game.done
+
+    @property
+    def observation(self) -> np.ndarray:
+        return self.game.observation
+
+    def wanted(self) -> list:
+        return [self.driver, *(rid for rid, t in self.tallies.items()
+                               if not t.error and not (self.until_first_flip and t.first_flip is not None))]
+
+    def advance(self, q: dict) -> None:
+        """``q[driver]`` must be Q-values (a driver that failed ends the episode with its caller)."""
+        from rtreport.stats import margin_bin
+
+        step = len(self.game.actions)
+        driver_q = q[self.driver]
+        action, margin = int(np.argmax(driver_q)), _top_two_margin(driver_q)
+        self.margin_counts[margin_bin(margin)] += 1
+        for rid, t in self.tallies.items():
+            if rid not in q:
                 continue
-            try:
-                own = runner.infer(x)[0]
-            except Exception as e:  # this shadow failed; the episode goes on
-                t.error = f"{type(e).__name__}: {e}"
+            own = q[rid]
+            if isinstance(own, BaseException):  # this shadow failed; the episode goes on
+                t.error = f"{type(own).__name__}: {own}"
                 continue
             t.decisions += 1
             mine = int(np.argmax(own))
             if mine == action:
                 t.same += 1
             else:
-                t.first_flip = step[0] if t.first_flip is None else t.first_flip
-                t.flips.append((step[0], action, mine, margin, _top_two_margin(own)))
-        step[0] += 1
-        return q
+                t.first_flip = step if t.first_flip is None else t.first_flip
+                t.flips.append((step, action, mine, margin, _top_two_margin(own)))
+        self.game.step(driver_q)
 
-    start = time.perf_counter()
-    episode = play_episode(q_function, seed, env=env, max_steps=max_steps)
-    return episode, time.perf_counter() - start, tallies, margin_counts.tolist()
+    def result(self):
+        """(Episode, seconds, {runtime id: Shadow}, decisions per margin bin)."""
+        return (self.game.result(), time.perf_counter() - self.started, self.tallies,
+                self.margin_counts.tolist())
+
+
+def play_shadowed(driver, shadows: dict, seed: int, max_steps: int | None, env=None, until_first_flip: bool = False):
+    """``ShadowedGame`` played to its end by one runner per runtime, one decision after another: ``driver`` a
+    runner, ``shadows`` {runtime id: runner}. Returns (Episode, seconds, {runtime id: Shadow}, decisions per
+    margin bin)."""
+    own_env = env is None
+    env = env if env is not None else make_eval_env()
+    runners = {"__driver__": driver, **shadows}
+    try:
+        game = ShadowedGame(env, "__driver__", shadows, seed, max_steps, until_first_flip)
+        while not game.done:
+            x = game.observation[None]
+            q = {}
+            for rid in game.wanted():
+                try:
+                    q[rid] = runners[rid].infer(x)[0]
+                except Exception as e:
+                    if rid == "__driver__":
+                        raise
+                    q[rid] = e
+            game.advance(q)
+        return game.result()
+    finally:
+        if own_env:
+            env.close()

@@ -100,7 +100,7 @@ class PlayPhase:
             [self.store.run_id, self.reference]).fetchall()}
         have = {rid: set(self._episodes(rid)) for rid in active}
         label = f"play look {k + 1}: {self.reference}" + (f" + {len(active)} shadowing" if active else "")
-        with self.ui.phase(label, len(tasks)) as tick:
+        with self.ui.phase(label, len(tasks), self.players.in_flight) as tick:
             for task, result, fault in self.players.run(tasks):
                 if fault:
                     self._fail(fault.runtime_id, fault.message)
@@ -131,7 +131,8 @@ class PlayPhase:
         lacking = {d: set(self._episodes(d)) for d in later}
         tasks = [Task(c, tuple(d for d in later if s not in lacking[d] and s not in check), s, self.design.step_cap,
                       until_first_flip=True) for s in seeds]
-        with self.ui.phase(f"play look {k + 1}: {c} on {len(seeds)} seeds where it can differ", len(tasks)) as tick:
+        with self.ui.phase(f"play look {k + 1}: {c} on {len(seeds)} seeds where it can differ", len(tasks),
+                           self.players.in_flight) as tick:
             for task, result, fault in self.players.run(tasks):
                 if fault:
                     self._fail(fault.runtime_id, fault.message)

@@ -2,9 +2,10 @@
 prepared copy of the same runtimes.
 
 A task is one episode: a driver runtime plays a seed while shadow runtimes are shown every observation
-(``measure.play_shadowed``). An episode's outcome depends only on its seed and the Q-values the runtimes return,
-so playing seeds in parallel gives exactly what playing them one after another gives (tests/test_collect.py
-checks it). Each worker makes its runners from the artifacts the main process already made (the same ONNX
+(``measure.ShadowedGame``); each process keeps several in flight (``engine.play_tasks``, ``slots``). An
+episode's outcome depends only on its seed and the Q-values the runtimes return, so playing seeds in parallel
+gives exactly what playing them one after another gives (tests/test_collect.py and tests/test_engine.py
+check it). Each worker makes its runners from the artifacts the main process already made (the same ONNX
 files, the same TensorRT engine) rather than building its own.
 
 Workers ignore Ctrl-C, SIGTERM and SIGHUP: the main process is interrupted, stops the pool and keeps every
@@ -18,6 +19,8 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+from .engine import RuntimeFault, in_task_order, play_tasks
+
 _worker: dict = {}
 
 
@@ -30,49 +33,26 @@ class Task:
     until_first_flip: bool = False
 
 
-class RuntimeFault(Exception):
-    """A runtime failed while playing (its id first, so the main process can record which)."""
-
-    def __init__(self, runtime_id: str, message: str):
-        super().__init__(runtime_id, message)
-        self.runtime_id, self.message = runtime_id, message
-
-    def __str__(self):
-        return f"{self.runtime_id}: {self.message}"
-
-
-def auto_workers(devices, num_tasks: int) -> int:
-    """How many processes play when the user does not say. GPU runtimes: the episodes are bound by the
-    emulator and Python on the CPU, so one process per two cores (at most 8). CPU runtimes only: one, since
-    parallel games would compete with the runtimes' own threads for the cores."""
+def auto_workers(devices, num_tasks: int, slots: int = 1) -> int:
+    """How many processes play when the user does not say. CPU runtimes only: one, since parallel games would
+    compete with the runtimes' own threads for the cores. GPU runtimes: with one game per process, one process
+    per two cores (at most 8), as more only time-slice the GPU; with several games in flight per process, the
+    emulator and Python bound each process, so one per core (at most 16; benchmarks/play_throughput.py)."""
     if "cuda" not in set(devices):
         return 1
-    return max(1, min(num_tasks, 8, (os.cpu_count() or 1) // 2))
+    cores = os.cpu_count() or 1
+    most = min(16, cores) if slots > 1 else min(8, cores // 2)
+    return max(1, min(num_tasks, most))
 
 
-def _play_task(runners: dict, env, task: Task):
-    from .measure import play_shadowed
-
-    try:
-        driver = runners[task.driver]
-    except KeyError:
-        raise RuntimeFault(task.driver, "not prepared in this process") from None
-    if isinstance(driver, str):
-        raise RuntimeFault(task.driver, driver)
-    shadows = {rid: runners[rid] for rid in task.shadows if not isinstance(runners.get(rid, ""), str)}
-    try:
-        episode, seconds, tallies, margins = play_shadowed(driver, shadows, task.seed, task.step_cap, env,
-                                                           task.until_first_flip)
-    except Exception as e:
-        raise RuntimeFault(task.driver, f"{type(e).__name__}: {e}") from None
-    for rid in task.shadows:
-        if rid not in shadows:
-            from .measure import Shadow
-            tallies[rid] = Shadow(error=runners.get(rid, "not prepared in this process"))
-    return episode, seconds, tallies, margins
+def auto_slots(devices) -> int:
+    """How many games each play process keeps in flight when the user does not say. GPU runtimes: 16, so that
+    eager PyTorch CUDA decisions overlap on the GPU (``engine``); CPU runtimes: 1, as a CPU runtime decides each
+    slot in turn anyway."""
+    return 16 if "cuda" in set(devices) else 1
 
 
-def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args):
+def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots):
     from .interrupts import ignore_stop_signals
     ignore_stop_signals()
     from .agent.protocol import make_eval_env
@@ -91,23 +71,27 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
             _worker[rid] = runner.for_play()
         except BaseException as e:  # recorded: tasks that need this runtime report it
             _worker[rid] = f"play worker could not prepare it: {type(e).__name__}: {e}"
-    _worker["__env__"] = make_eval_env()
+    _worker["__envs__"] = [make_eval_env() for _ in range(slots)]
 
 
-def _play(task: Task):
-    return _play_task(_worker, _worker["__env__"], task)
+def _play(tasks: list):
+    """A chunk of tasks in this worker's slots: [(position in the chunk, result or RuntimeFault)]."""
+    runners = {k: v for k, v in _worker.items() if k != "__envs__"}
+    return list(play_tasks(runners, _worker["__envs__"], tasks))
 
 
 class Players:
     """``with Players(...) as players: for task, result, fault in players.run(tasks)`` (in task order; ``fault``
     is the ``RuntimeFault`` of a task whose driver failed, else None)."""
 
-    def __init__(self, runners: dict, workers: int, model_path, artifacts, cuda_index: int):
-        self.workers = workers
+    def __init__(self, runners: dict, workers: int, model_path, artifacts, cuda_index: int, slots: int = 1):
+        """``workers`` processes (1: this one), each keeping ``slots`` games in flight (``engine.play_tasks``)."""
+        self.workers, self.slots = workers, max(1, slots)
+        self.in_flight = max(1, workers) * self.slots  # games played at once
         self._originals = dict(runners)
         self.runners = {rid: r.for_play() for rid, r in runners.items()} if workers <= 1 else runners
         self._initargs = (str(model_path), str(artifacts.folder), artifacts.made(), tuple(runners), cuda_index,
-                          {rid: r.worker_args() for rid, r in runners.items()})
+                          {rid: r.worker_args() for rid, r in runners.items()}, self.slots)
         self.executor = None
 
     def __enter__(self):
@@ -117,32 +101,39 @@ class Players:
                                                 self._initargs)
         else:
             from .agent.protocol import make_eval_env
-            self.env = make_eval_env()
+            self.envs = [make_eval_env() for _ in range(self.slots)]
         return self
 
     def run(self, tasks):
         tasks = list(tasks)
         if self.executor is None:
-            for task in tasks:
-                try:
-                    yield task, _play_task(self.runners, self.env, task), None
-                except RuntimeFault as fault:
-                    yield task, None, fault
-            return
-        futures = [self.executor.submit(_play, task) for task in tasks]
+            results = play_tasks(self.runners, self.envs, tasks)
+        else:
+            results = self._in_workers(tasks)
+        for position, result in in_task_order(results, len(tasks)):
+            if isinstance(result, RuntimeFault):
+                yield tasks[position], None, result
+            else:
+                yield tasks[position], result, None
+
+    def _in_workers(self, tasks):
+        """Chunks of tasks to the workers: one episode per slot, so that a worker's results come back (and are
+        stored) about once per game's length, and an interrupted run loses at most the games in flight."""
+        size = self.slots
+        chunks = [list(range(i, min(i + size, len(tasks)))) for i in range(0, len(tasks), size)]
+        futures = [self.executor.submit(_play, [tasks[i] for i in chunk]) for chunk in chunks]
         self._started = self.processes()  # kept: a broken executor forgets its processes
-        for task, future in zip(tasks, futures):
-            try:
-                yield task, future.result(), None
-            except RuntimeFault as fault:
-                yield task, None, fault
+        for chunk, future in zip(chunks, futures):
+            for offset, result in future.result():
+                yield chunk[offset], result
 
     def processes(self) -> list:
         return list((getattr(self.executor, "_processes", None) or {}).values())
 
     def __exit__(self, exc_type, *exc):
         if self.executor is None:
-            self.env.close()
+            for env in self.envs:
+                env.close()
             for rid, runner in self.runners.items():
                 if runner is not self._originals.get(rid, runner):
                     runner.close()

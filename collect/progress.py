@@ -14,7 +14,9 @@ class Silent:
         pass
 
     @contextmanager
-    def phase(self, description: str, total: int):
+    def phase(self, description: str, total: int, in_flight: int = 1):
+        """``in_flight``: how many items are worked on at once (games in play): they finish in waves, so no
+        time estimate is made before the first wave is in."""
         yield lambda n: None
 
 
@@ -34,7 +36,7 @@ class Bars(Silent):
         self.progress.stop()
 
     @contextmanager
-    def phase(self, description: str, total: int):
+    def phase(self, description: str, total: int, in_flight: int = 1):
         task = self.progress.add_task(description, total=total)
         try:
             yield lambda n: self.progress.advance(task, n)
@@ -54,7 +56,7 @@ class Lines(Silent):
         return f"[{_duration(self.clock() - self.t0):>8}]"
 
     @contextmanager
-    def phase(self, description: str, total: int):
+    def phase(self, description: str, total: int, in_flight: int = 1):
         start = last = self.clock()
         done = 0
 
@@ -63,8 +65,12 @@ class Lines(Silent):
             done += n
             now = self.clock()
             if now - last >= self.every and 0 < done < total:
-                left = (now - start) / done * (total - done)
-                self.echo(f"{self._stamp()} {description}: {done}/{total}, about {_duration(left)} left")
+                if done < min(in_flight, total):
+                    self.echo(f"{self._stamp()} {description}: {done}/{total}, the first {min(in_flight, total)} "
+                              "in flight together")
+                else:
+                    left = (now - start) / done * (total - done)
+                    self.echo(f"{self._stamp()} {description}: {done}/{total}, about {_duration(left)} left")
                 last = now
         try:
             yield tick

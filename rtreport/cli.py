@@ -83,7 +83,11 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
 @click.option("--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 3 rounds of 300 latency samples.")
 @click.option("--play-workers", type=click.IntRange(1, 64), default=None,
               help="Processes playing each runtime's episodes (same results, less wall time); "
-                   "default: half the cores (at most 8) for GPU runtimes, 1 for CPU runtimes.")
+                   "default for GPU runtimes: one per core (at most 16) with several --play-slots, else half the "
+                   "cores (at most 8); 1 for CPU runtimes.")
+@click.option("--play-slots", type=click.IntRange(1, 256), default=None,
+              help="Games each play process keeps in flight, their batch=1 decisions issued together (same "
+                   "results); default: 16 for GPU runtimes, 1 for CPU runtimes.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
 @click.option("--resume", type=click.Path(path_type=Path), default=None,
@@ -91,8 +95,8 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
                    "--runtimes added and --rounds raised; nothing stored is measured again.")
 @click.option("--rounds", type=click.IntRange(1, 50), default=None,
               help="Latency rounds per runtime (default 3), interleaved across runtimes.")
-def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, quiet,
-            list_runtimes, resume, rounds):
+def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
+            quiet, list_runtimes, resume, rounds):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
@@ -102,7 +106,7 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     from collect.collect_command import run_collect
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
-                       play_workers=play_workers, resume=resume, rounds=rounds)
+                       play_workers=play_workers, resume=resume, rounds=rounds, play_slots=play_slots)
     sys.exit(code)
 
 

@@ -207,7 +207,7 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
 
 
 def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
-    real_play = measure.play_shadowed
+    real_play = measure.ShadowedGame
     calls = {"n": 0}
 
     def play(*args, **kwargs):
@@ -215,7 +215,7 @@ def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
         if calls["n"] == 2:
             raise KeyboardInterrupt
         return real_play(*args, **kwargs)
-    monkeypatch.setattr(measure, "play_shadowed", play)
+    monkeypatch.setattr(measure, "ShadowedGame", play)
     out = tmp_path / "c.duckdb"
     code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True)
     assert code == 130

@@ -185,6 +185,35 @@ QFunction = Callable[[np.ndarray], np.ndarray]
 """Maps one uint8 observation stack (4, 84, 84) to its Q-values (num_actions,)."""
 
 
+class EpisodeInPlay:
+    """One game on ``seed``, advanced one decision at a time by whoever holds it: ``observation`` is what the
+    agent sees now, ``step(q_values)`` makes the decision (the episode's ε-greedy draws) and advances the game,
+    ``done`` says when the game is over, and ``result()`` is the finished ``Episode``. ``play_episode`` is the
+    plain loop over it; the concurrent play engine (``collect.engine``) holds many at once."""
+
+    def __init__(self, env, seed: int, epsilon: float = EVAL_EPSILON, max_steps: int | None = None):
+        self.env, self.seed, self.max_steps = env, seed, max_steps
+        self.observation, _ = env.reset(seed=seed)
+        self.policy = EpisodePolicy(seed, epsilon, env.action_space.n)
+        self.score, self.actions = 0.0, []
+        self.done, self.truncated = False, False
+
+    def step(self, q_values: np.ndarray) -> int:
+        assert not self.done, "the game is over"
+        action = self.policy.act(q_values)
+        self.actions.append(action)
+        self.observation, reward, terminated, truncated, _ = self.env.step(action)
+        self.score += float(reward)
+        cut = self.max_steps is not None and len(self.actions) >= self.max_steps
+        if terminated or truncated or cut:
+            self.done, self.truncated = True, bool((truncated or cut) and not terminated)
+        return action
+
+    def result(self) -> Episode:
+        assert self.done, "the game is not over"
+        return Episode(self.seed, self.score, len(self.actions), self.truncated, self.actions)
+
+
 def play_episode(q_function: QFunction, seed: int, epsilon: float = EVAL_EPSILON,
                  env=None, on_step: Callable[[np.ndarray, int], None] | None = None,
                  max_steps: int | None = None) -> Episode:
@@ -196,19 +225,12 @@ def play_episode(q_function: QFunction, seed: int, epsilon: float = EVAL_EPSILON
     own_env = env is None
     env = env if env is not None else make_eval_env()
     try:
-        obs, _ = env.reset(seed=seed)
-        policy = EpisodePolicy(seed, epsilon, env.action_space.n)
-        score, actions = 0.0, []
-        while True:
+        game = EpisodeInPlay(env, seed, epsilon, max_steps)
+        while not game.done:
             if on_step is not None:
-                on_step(obs, len(actions))
-            action = policy.act(q_function(obs))
-            actions.append(action)
-            obs, reward, terminated, truncated, _ = env.step(action)
-            score += float(reward)
-            cut = max_steps is not None and len(actions) >= max_steps
-            if terminated or truncated or cut:
-                return Episode(seed, score, len(actions), bool((truncated or cut) and not terminated), actions)
+                on_step(game.observation, len(game.actions))
+            game.step(q_function(game.observation))
+        return game.result()
     finally:
         if own_env:
             env.close()

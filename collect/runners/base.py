@@ -58,6 +58,24 @@ class Runner:
     def close(self) -> None:
         self.close_impl()
 
+    # -- concurrent play (collect.engine) ----------------------------------------------------------
+    def submit(self, slot: int, batch: np.ndarray) -> None:
+        """Start the decision for game slot ``slot`` on a (1, 4, 84, 84) state; ``fetch(slot)`` returns its Q-values
+        (A,). A runner that can overlap the slots' decisions (one CUDA graph and stream per slot) overrides both;
+        by default the decision is made here and now, so every runner plays in the concurrent engine, and makes
+        the same decision there as in ``infer`` either way."""
+        pending = self.__dict__.setdefault("_pending", {})
+        try:
+            pending[slot] = self.infer(batch)[0]
+        except Exception as e:  # raised by fetch, where the engine expects a runtime's failure
+            pending[slot] = e
+
+    def fetch(self, slot: int) -> np.ndarray:
+        result = self._pending.pop(slot)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
     def worker_args(self) -> dict:
         """What a copy of this prepared runner in another process needs to be the same runtime
         (e.g. the TensorRT engine already built, rather than a fresh build that may pick other tactics)."""

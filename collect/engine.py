@@ -1,0 +1,94 @@
+"""The concurrent play engine: one process keeps many games in flight ("slots"), each with its own emulator, and
+at every round issues all of their batch=1 decisions before waiting for any (``Runner.submit``/``fetch``). A
+runtime that overlaps them (eager PyTorch CUDA: one stream per slot) keeps the GPU busy from one process instead
+of time-slicing it between many; any other runtime (CPU, CUDA graphs, ONNX Runtime, TensorRT) decides each slot
+in turn, exactly as in ``infer``.
+
+Each decision is still one state in and one action out through the deployed decision path (the same kernels), and
+an episode depends only on its seed and the Q-values its runtimes return, so the engine plays exactly the
+episodes that ``measure.play_shadowed`` plays one at a time (tests/test_engine.py checks it on the CPU, and
+benchmarks/play_throughput.py on a GPU).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from . import measure
+
+
+class RuntimeFault(Exception):
+    """A runtime failed while playing (its id first, so the main process can record which)."""
+
+    def __init__(self, runtime_id: str, message: str):
+        super().__init__(runtime_id, message)
+        self.runtime_id, self.message = runtime_id, message
+
+    def __str__(self):
+        return f"{self.runtime_id}: {self.message}"
+
+
+def play_tasks(runners: dict, envs: list, tasks):
+    """Play ``tasks`` (``play_pool.Task``) in ``len(envs)`` slots; yields (position in ``tasks``, result), result
+    being (Episode, seconds, {runtime id: Shadow}, margin counts) or the task's ``RuntimeFault``, in the order
+    the games end. ``runners``: {runtime id: prepared runner, or the reason it could not be prepared (str)}."""
+    queue = deque(enumerate(tasks))
+    playing: dict = {}  # slot -> (position, task, measure.ShadowedGame)
+    free = list(range(len(envs)))[::-1]
+    while queue or playing:
+        while free and queue:  # fill the free slots
+            position, task = queue.popleft()
+            driver = runners.get(task.driver, "not prepared in this process")
+            if isinstance(driver, str):
+                yield position, RuntimeFault(task.driver, driver)
+                continue
+            shadows = [rid for rid in task.shadows if not isinstance(runners.get(rid, ""), str)]
+            slot = free.pop()
+            game = measure.ShadowedGame(envs[slot], task.driver, shadows, task.seed, task.step_cap, task.until_first_flip)
+            for rid in task.shadows:
+                if rid not in shadows:
+                    game.tallies[rid] = measure.Shadow(error=runners.get(rid, "not prepared in this process"))
+            playing[slot] = (position, task, game)
+        asked = {}
+        for slot, (_, _, game) in playing.items():  # every slot's decisions in flight ...
+            x = game.observation[None]
+            asked[slot] = game.wanted()
+            for rid in asked[slot]:
+                try:
+                    runners[rid].submit(slot, x)
+                except Exception as e:
+                    runners[rid].__dict__.setdefault("_failed_submit", {})[slot] = e
+        for slot in list(playing):  # ... before the first is awaited
+            position, task, game = playing[slot]
+            q = {}
+            for rid in asked[slot]:
+                runner = runners[rid]
+                failed = runner.__dict__.get("_failed_submit", {}).pop(slot, None)
+                try:
+                    if failed is not None:
+                        raise failed
+                    q[rid] = runner.fetch(slot)
+                except Exception as e:
+                    q[rid] = e
+            if isinstance(q[task.driver], BaseException):
+                e = q[task.driver]
+                del playing[slot]
+                free.append(slot)
+                yield position, RuntimeFault(task.driver, f"{type(e).__name__}: {e}")
+                continue
+            game.advance(q)
+            if game.done:
+                del playing[slot]
+                free.append(slot)
+                yield position, game.result()
+
+
+def in_task_order(results, count: int):
+    """Re-order ``play_tasks``' (position, result) pairs into task order, yielding each as soon as every earlier
+    task's result is in."""
+    waiting, next_position = {}, 0
+    for position, result in results:
+        waiting[position] = result
+        while next_position in waiting:
+            yield next_position, waiting.pop(next_position)
+            next_position += 1
+    assert next_position == count and not waiting, (next_position, count, sorted(waiting))

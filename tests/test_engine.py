@@ -1,0 +1,132 @@
+"""The concurrent play engine (``collect.engine``) on the CPU with real games: many games in flight in one
+process, or in worker processes, play exactly the episodes that ``measure.play_shadowed`` plays one at a time —
+the same actions, scores, shadow tallies and margins — and a runtime that fails in one slot fails only its own
+task. (On a GPU, benchmarks/play_throughput.py checks the same identity for the CUDA runtimes.)"""
+from dataclasses import asdict
+
+import pytest
+
+from collect import measure, paths
+from collect.agent.protocol import make_eval_env
+from collect.artifacts import Artifacts
+from collect.engine import in_task_order, play_tasks
+from collect.model_input import load_model
+from collect.play_pool import Players, Task
+from collect.registry import all_runtimes
+from collect.runners.base import Runner
+from test_play import Nudged, _nudged
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    model = load_model(paths.AGENT_WEIGHTS)
+    artifacts = Artifacts(tmp_path_factory.mktemp("artifacts"), model.onnx_source())
+    specs = {s.id: s for s in all_runtimes()}
+    runners = {rid: specs[rid].make(model, artifacts, 0) for rid in ("torch-cpu-fp32", "ort-cpu-fp32")}
+    info = _nudged("nudged-cpu-fp32")
+    runners["nudged-cpu-fp32"] = Nudged(info, model.torch_model)
+    for r in runners.values():
+        r.prepare()
+    yield runners, artifacts
+    for r in runners.values():
+        r.close()
+
+
+TASKS = [Task("torch-cpu-fp32", ("ort-cpu-fp32", "nudged-cpu-fp32"), 1000, 120),
+         Task("nudged-cpu-fp32", ("torch-cpu-fp32",), 1001, 90, until_first_flip=True),
+         Task("torch-cpu-fp32", ("nudged-cpu-fp32",), 1002, 150),
+         Task("ort-cpu-fp32", (), 1003, 60),
+         Task("torch-cpu-fp32", ("ort-cpu-fp32", "nudged-cpu-fp32"), 1004, 100, until_first_flip=True)]
+
+
+def _plain(result):
+    episode, _seconds, tallies, margins = result
+    return asdict(episode), {rid: asdict(t) for rid, t in tallies.items()}, margins
+
+
+def _one_at_a_time(runners, tasks):
+    env = make_eval_env()
+    try:
+        return [_plain(measure.play_shadowed(runners[t.driver], {r: runners[r] for r in t.shadows}, t.seed,
+                                             t.step_cap, env, t.until_first_flip)) for t in tasks]
+    finally:
+        env.close()
+
+
+def test_games_in_flight_together_are_the_games_played_one_at_a_time(prepared):
+    runners, _ = prepared
+    expected = _one_at_a_time(runners, TASKS)
+    assert any(t["flips"] for _, tallies, _ in expected for t in tallies.values())  # the nudge does flip
+    envs = [make_eval_env() for _ in range(3)]
+    try:
+        ended = list(play_tasks(runners, envs, TASKS))
+    finally:
+        for env in envs:
+            env.close()
+    assert [p for p, _ in ended] != list(range(len(TASKS)))  # games ended out of order: the slots interleaved
+    assert [_plain(r) for _, r in in_task_order(iter(ended), len(TASKS))] == expected
+
+
+class Breaks(Runner):
+    """Fails at its ``after``-th decision, as a runtime whose device fails in play would."""
+
+    def __init__(self, info, inner, after):
+        super().__init__(info)
+        self.inner, self.after, self.calls = inner, after, 0
+
+    def prepare_impl(self):
+        pass
+
+    def infer_impl(self, batch):
+        self.calls += 1
+        if self.calls >= self.after:
+            raise RuntimeError("simulated device fault")
+        return self.inner.infer(batch)
+
+    def describe_impl(self):
+        return {}
+
+
+def test_a_runtime_that_fails_in_one_slot_fails_only_what_it_plays(prepared):
+    runners, _ = prepared
+    broken = Breaks(_nudged("broken-cpu-fp32"), runners["torch-cpu-fp32"], after=30)
+    broken.prepare()
+    tasks = [Task("broken-cpu-fp32", (), 1000, 80), Task("torch-cpu-fp32", ("broken-cpu-fp32",), 1001, 80),
+             Task("torch-cpu-fp32", (), 1002, 40)]
+    envs = [make_eval_env() for _ in range(3)]
+    try:
+        results = dict(play_tasks({**runners, "broken-cpu-fp32": broken, "gone-cpu-fp32": "could not prepare"},
+                                  envs, [*tasks, Task("gone-cpu-fp32", (), 1003, 10)]))
+    finally:
+        for env in envs:
+            env.close()
+    assert results[0].runtime_id == "broken-cpu-fp32" and "simulated device fault" in results[0].message
+    episode, _, tallies, _ = results[1]
+    assert episode.steps == 80 and "simulated device fault" in tallies["broken-cpu-fp32"].error
+    assert results[2][0].steps == 40
+    assert results[3].runtime_id == "gone-cpu-fp32" and results[3].message == "could not prepare"
+
+
+def test_worker_processes_with_slots_play_the_same_games(prepared):
+    runners, artifacts = prepared
+    tasks = [t for t in TASKS if "nudged-cpu-fp32" not in (t.driver, *t.shadows)] + \
+            [Task("ort-cpu-fp32", ("torch-cpu-fp32",), s, 70) for s in (1005, 1006, 1007)]
+    expected = _one_at_a_time(runners, tasks)
+    used = {"torch-cpu-fp32": runners["torch-cpu-fp32"], "ort-cpu-fp32": runners["ort-cpu-fp32"]}
+    with Players(used, 2, paths.AGENT_WEIGHTS, artifacts, 0, slots=2) as players:
+        results = list(players.run(tasks))
+    assert [t for t, _, _ in results] == tasks and all(f is None for _, _, f in results)
+    assert [_plain(r) for _, r, _ in results] == expected
+
+
+def test_progress_lines_wait_for_the_first_wave_of_games_before_estimating():
+    from collect.progress import Lines
+    now, said = [0.0], []
+    ui = Lines(said.append, every=10, clock=lambda: now[0])
+    with ui.phase("play", 100, in_flight=32) as tick:
+        now[0] = 60
+        tick(1)    # one game of the first 32 in flight ended: 1/100 in 60 s says nothing about the rest
+        now[0] = 75
+        tick(31)   # the first wave is in: 32 games in 75 s, so 68 more in about 160 s
+    assert said[0] == "[1 min 00 s] play: 1/100, the first 32 in flight together"
+    assert said[1] == "[1 min 15 s] play: 32/100, about 2 min 39 s left"
