@@ -6,7 +6,7 @@ in turn, exactly as in ``infer``.
 
 Each decision is still one state in and one action out through the deployed decision path (the same kernels), and
 an episode depends only on its seed and the Q-values its runtimes return, so the engine plays exactly the
-episodes that ``measure.play_shadowed`` plays one at a time (tests/test_engine.py checks it on the CPU, and
+episodes that one game at a time through ``infer`` plays (tests/test_engine.py checks it on the CPU, and
 benchmarks/play_throughput.py on a GPU).
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ def play_tasks(runners: dict, envs: list, tasks):
                 if rid not in shadows:
                     game.tallies[rid] = measure.Shadow(error=runners.get(rid, "not prepared in this process"))
             playing[slot] = (position, task, game)
-        asked = {}
+        asked, refused = {}, {}  # refused: (slot, runtime id) -> what submit raised
         for slot, (_, _, game) in playing.items():  # every slot's decisions in flight ...
             x = game.observation[None]
             asked[slot] = game.wanted()
@@ -56,17 +56,16 @@ def play_tasks(runners: dict, envs: list, tasks):
                 try:
                     runners[rid].submit(slot, x)
                 except Exception as e:
-                    runners[rid].__dict__.setdefault("_failed_submit", {})[slot] = e
+                    refused[slot, rid] = e
         for slot in list(playing):  # ... before the first is awaited
             position, task, game = playing[slot]
             q = {}
             for rid in asked[slot]:
-                runner = runners[rid]
-                failed = runner.__dict__.get("_failed_submit", {}).pop(slot, None)
+                if (slot, rid) in refused:
+                    q[rid] = refused[slot, rid]
+                    continue
                 try:
-                    if failed is not None:
-                        raise failed
-                    q[rid] = runner.fetch(slot)
+                    q[rid] = runners[rid].fetch(slot)
                 except Exception as e:
                     q[rid] = e
             if isinstance(q[task.driver], BaseException):

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .agent.protocol import EpisodeInPlay, make_eval_env, play_episode
+from rtreport.stats import MARGIN_BINS, margin_bin
+
+from .agent.protocol import EpisodeInPlay, play_episode
 
 BATCH_SIZES = (1, 8, 32, 128, 512)   # the batch sweep
 MAX_BATCH = max(BATCH_SIZES)         # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
@@ -85,8 +87,6 @@ class ShadowedGame:
     whether it would have played this very episode)."""
 
     def __init__(self, env, driver: str, shadows, seed: int, max_steps: int | None, until_first_flip: bool = False):
-        from rtreport.stats import MARGIN_BINS
-
         self.started = time.perf_counter()
         self.game = EpisodeInPlay(env, seed, max_steps=max_steps)
         self.driver, self.until_first_flip = driver, until_first_flip
@@ -107,8 +107,6 @@ class ShadowedGame:
 
     def advance(self, q: dict) -> None:
         """``q[driver]`` must be Q-values (a driver that failed ends the episode with its caller)."""
-        from rtreport.stats import margin_bin
-
         step = len(self.game.actions)
         driver_q = q[self.driver]
         action, margin = int(np.argmax(driver_q)), _top_two_margin(driver_q)
@@ -133,29 +131,3 @@ class ShadowedGame:
         """(Episode, seconds, {runtime id: Shadow}, decisions per margin bin)."""
         return (self.game.result(), time.perf_counter() - self.started, self.tallies,
                 self.margin_counts.tolist())
-
-
-def play_shadowed(driver, shadows: dict, seed: int, max_steps: int | None, env=None, until_first_flip: bool = False):
-    """``ShadowedGame`` played to its end by one runner per runtime, one decision after another: ``driver`` a
-    runner, ``shadows`` {runtime id: runner}. Returns (Episode, seconds, {runtime id: Shadow}, decisions per
-    margin bin)."""
-    own_env = env is None
-    env = env if env is not None else make_eval_env()
-    runners = {"__driver__": driver, **shadows}
-    try:
-        game = ShadowedGame(env, "__driver__", shadows, seed, max_steps, until_first_flip)
-        while not game.done:
-            x = game.observation[None]
-            q = {}
-            for rid in game.wanted():
-                try:
-                    q[rid] = runners[rid].infer(x)[0]
-                except Exception as e:
-                    if rid == "__driver__":
-                        raise
-                    q[rid] = e
-            game.advance(q)
-        return game.result()
-    finally:
-        if own_env:
-            env.close()

@@ -48,3 +48,18 @@ def built_site(quick_run, tmp_path_factory):
     result = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
+
+
+def ctrl_c_at_game(monkeypatch, n: int):
+    """Ctrl-C as the ``n``-th game of the play phase starts (games before it are stored); returns the real
+    ``measure.ShadowedGame``, to put back."""
+    from collect import measure
+    real, calls = measure.ShadowedGame, {"n": 0}
+
+    def game(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(measure, "ShadowedGame", game)
+    return real

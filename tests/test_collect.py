@@ -18,6 +18,7 @@ from collect.model_input import load_model
 from collect.agent.network import QNetwork, export_onnx
 from collect.play_pool import Players, Task, auto_workers
 from collect.registry import Runtime, all_runtimes
+from conftest import ctrl_c_at_game
 
 CPU_RUNTIMES = ["torch-cpu-fp32", "ort-cpu-fp32"]
 
@@ -207,15 +208,7 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
 
 
 def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
-    real_play = measure.ShadowedGame
-    calls = {"n": 0}
-
-    def play(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise KeyboardInterrupt
-        return real_play(*args, **kwargs)
-    monkeypatch.setattr(measure, "ShadowedGame", play)
+    ctrl_c_at_game(monkeypatch, 2)
     out = tmp_path / "c.duckdb"
     code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True)
     assert code == 130

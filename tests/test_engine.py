@@ -1,5 +1,5 @@
 """The concurrent play engine (``collect.engine``) on the CPU with real games: many games in flight in one
-process, or in worker processes, play exactly the episodes that ``measure.play_shadowed`` plays one at a time —
+process, or in worker processes, play exactly the episodes that one game at a time through ``infer`` plays —
 the same actions, scores, shadow tallies and margins — and a runtime that fails in one slot fails only its own
 task. (On a GPU, benchmarks/play_throughput.py checks the same identity for the CUDA runtimes.)"""
 from dataclasses import asdict
@@ -45,10 +45,22 @@ def _plain(result):
 
 
 def _one_at_a_time(runners, tasks):
+    """The oracle: each task's ``ShadowedGame`` to its end, every runtime asked through ``infer`` in turn."""
     env = make_eval_env()
+    results = []
     try:
-        return [_plain(measure.play_shadowed(runners[t.driver], {r: runners[r] for r in t.shadows}, t.seed,
-                                             t.step_cap, env, t.until_first_flip)) for t in tasks]
+        for t in tasks:
+            game = measure.ShadowedGame(env, t.driver, t.shadows, t.seed, t.step_cap, t.until_first_flip)
+            while not game.done:
+                q = {}
+                for rid in game.wanted():
+                    try:
+                        q[rid] = runners[rid].infer(game.observation[None])[0]
+                    except Exception as e:
+                        q[rid] = e
+                game.advance(q)
+            results.append(_plain(game.result()))
+        return results
     finally:
         env.close()
 

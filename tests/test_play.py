@@ -15,6 +15,7 @@ from collect.collect_command import run_collect
 from collect.model_input import load_model
 from collect.registry import Runtime, all_runtimes
 from collect.runners.base import Runner
+from conftest import ctrl_c_at_game
 from rtreport.cli import main
 
 
@@ -97,14 +98,7 @@ def test_episodes_established_by_the_shadow_rule_equal_really_replayed_ones(tmp_
 def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nudged_runtimes, monkeypatch):
     whole = tmp_path / "whole.duckdb"
     assert run_collect(None, nudged_runtimes, whole, False, "r", 0, tmp_path / "a", True, True) == 0
-    real, calls = measure.ShadowedGame, {"n": 0}
-
-    def interrupted(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-    monkeypatch.setattr(measure, "ShadowedGame", interrupted)
+    real = ctrl_c_at_game(monkeypatch, 3)
     cut = tmp_path / "cut.duckdb"
     assert run_collect(None, nudged_runtimes, cut, False, "r", 0, tmp_path / "a", True, True) == 130
     assert _rows(cut, "SELECT status FROM runs") == [("incomplete",)]
