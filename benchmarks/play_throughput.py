@@ -55,6 +55,10 @@ def main() -> int:
             return 2
         runners[rid] = specs[rid].make(model, artifacts, 0)
         runners[rid].prepare()
+    most_slots = max(int(c.lower().split("x")[0]) for c in args.configs.split(","))
+    for rid, runner in runners.items():  # the engine's self-check, here where it can be printed
+        runner.open_slots(most_slots)
+        print(f"{rid}: overlapped decisions {runner.overlap or 'none: each slot in turn'}")
     seeds = list(load_seeds()["play"])[: args.seeds]
     tasks = [Task(args.driver, shadows, s, args.step_cap) for s in seeds]
     print(f"{os.cpu_count()} cores; driver {args.driver}; shadows {', '.join(shadows) or 'none'}; "

@@ -269,16 +269,23 @@ class Collector:
                         settings.get("check_seeds", p.check_seeds), settings.get("episode_step_cap", p.episode_step_cap),
                         settings.get("play_margin_fraction", Gates.load().play_margin))
         candidates = [s.id for s in self.known if s.id in self.runners and s.id != self.reference]
-        devices = [self.runners[rid].info.device for rid in self.runners]
+        phase = PlayPhase(self.store, design, self.reference, candidates, None, self.ui, self._fail,
+                          lambda text: self._at(text))
+        # only what is still owed plays: a candidate decided at an earlier look is not prepared again in every worker
+        playing = {rid: self.runners[rid] for rid in [self.reference, *phase.active()]}
+        devices = [r.info.device for r in playing.values()]
         slots = self.play_slots or auto_slots(devices)
         workers = self.play_workers or auto_workers(devices, len(design.seeds), slots)
-        self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots},
-                                                  sort_keys=True))
-        with Players(dict(self.runners), workers, self.model.path, self.artifacts, self.cuda_index,
-                     slots) as players:
-            PlayPhase(self.store, design, self.reference, candidates, players, self.ui, self._fail,
-                      lambda text: self._at(text)).run()
-
+        overlap = {}
+        for rid, runner in playing.items():  # the self-check here, where it is recorded (each worker runs its own)
+            runner.open_slots(slots)
+            if runner.overlap is not None:
+                overlap[rid] = runner.overlap
+        self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots,
+                                                   "play_overlap": overlap}, sort_keys=True))
+        with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots) as players:
+            phase.players = players
+            phase.run()
 
     def _settings(self) -> dict:
         return json.loads(self.store.con.execute("SELECT settings FROM runs WHERE run_id = ?",

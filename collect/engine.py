@@ -1,8 +1,9 @@
 """The concurrent play engine: one process keeps many games in flight ("slots"), each with its own emulator, and
 at every round issues all of their batch=1 decisions before waiting for any (``Runner.submit``/``fetch``). A
-runtime that overlaps them (eager PyTorch CUDA: one stream per slot) keeps the GPU busy from one process instead
-of time-slicing it between many; any other runtime (CPU, CUDA graphs, ONNX Runtime, TensorRT) decides each slot
-in turn, exactly as in ``infer``.
+runtime that overlaps them (PyTorch CUDA, eager and graphs: a stream per slot, and a graph per slot captured on
+it) keeps the GPU busy from one process instead of time-slicing it between many, once its self-check has found
+every overlapped decision bit-identical to ``infer`` (``Runner.open_slots``); any other runtime (CPU, ONNX
+Runtime, TensorRT) decides each slot in turn, exactly as in ``infer``.
 
 Each decision is still one state in and one action out through the deployed decision path (the same kernels), and
 an episode depends only on its seed and the Q-values its runtimes return, so the engine plays exactly the
@@ -31,6 +32,9 @@ def play_tasks(runners: dict, envs: list, tasks):
     """Play ``tasks`` (``play_pool.Task``) in ``len(envs)`` slots; yields (position in ``tasks``, result), result
     being (Episode, seconds, {runtime id: Shadow}, margin counts) or the task's ``RuntimeFault``, in the order
     the games end. ``runners``: {runtime id: prepared runner, or the reason it could not be prepared (str)}."""
+    for runner in runners.values():
+        if not isinstance(runner, str):
+            runner.open_slots(len(envs))
     queue = deque(enumerate(tasks))
     playing: dict = {}  # slot -> (position, task, measure.ShadowedGame)
     free = list(range(len(envs)))[::-1]

@@ -55,6 +55,9 @@ def test_quick_run_records_provenance_and_every_runtime(quick_db):
     ort_row = con.execute("SELECT artifact_bytes, prepare_seconds FROM runtimes WHERE runtime_id = 'ort-cpu-fp32'").fetchone()
     assert ort_row[0] > 1_000_000 and ort_row[1] > 0
     assert "torch-cpu-fp32" in output and "8/8" in output and "wrote" in output  # the closing table
+    settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
+    # on the CPU every game slot decides in turn: no runtime's decisions overlap, and the file says so
+    assert settings["play_slots"] == 1 and settings["play_overlap"] == {}
 
 
 def test_quick_run_stores_raw_observations(quick_db):

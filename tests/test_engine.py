@@ -142,3 +142,52 @@ def test_progress_lines_wait_for_the_first_wave_of_games_before_estimating():
         tick(31)   # the first wave is in: 32 games in 75 s, so 68 more in about 160 s
     assert said[0] == "[1 min 00 s] play: 1/100, the first 32 in flight together"
     assert said[1] == "[1 min 15 s] play: 32/100, about 2 min 39 s left"
+
+
+class SharedBuffer(Runner):
+    """Overlaps its slots' decisions through one shared output buffer, as graphs captured on one stream share one
+    cuBLAS workspace: every fetch returns the Q-values of the last state submitted by any slot."""
+
+    def __init__(self, info, inner):
+        super().__init__(info)
+        self.inner, self.opened = inner, []
+
+    def prepare_impl(self):
+        pass
+
+    def infer_impl(self, batch):
+        return self.inner.infer(batch)
+
+    def open_slots(self, n):
+        self.opened.append(n)
+
+    def submit(self, slot, batch):
+        self.last = self.inner.infer(batch)[0]
+
+    def fetch(self, slot):
+        return self.last
+
+
+def test_the_self_check_finds_overlapped_decisions_that_differ_from_one_at_a_time(prepared):
+    runners, _ = prepared
+    racy = SharedBuffer(_nudged("racy-cpu-fp32"), runners["torch-cpu-fp32"])
+    racy.prepare()
+    # 4 slots x 3 rounds: only the last slot submitted in each round gets its own Q-values back
+    assert racy.overlap_differences(4, rounds=3) == 3 * 3
+    assert racy.overlap_differences(1, rounds=3) == 0
+    assert runners["ort-cpu-fp32"].overlap_differences(4, rounds=2) == 0  # in turn: exact by construction
+
+
+def test_the_engine_opens_every_runners_slots_before_playing_and_the_cpu_decides_in_turn(prepared):
+    runners, _ = prepared
+    racy = SharedBuffer(_nudged("racy-cpu-fp32"), runners["torch-cpu-fp32"])
+    racy.prepare()
+    envs = [make_eval_env() for _ in range(3)]
+    try:
+        list(play_tasks({**runners, "racy-cpu-fp32": racy}, envs, [Task("torch-cpu-fp32", (), 1000, 5)]))
+    finally:
+        for env in envs:
+            env.close()
+    assert racy.opened == [3]
+    runners["torch-cpu-fp32"].open_slots(3)
+    assert runners["torch-cpu-fp32"].overlap is None  # PyTorch on the CPU overlaps nothing: each slot in turn

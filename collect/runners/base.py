@@ -25,6 +25,7 @@ class RuntimeUnavailable(Exception):
 
 class Runner:
     fixed_batch: int | None = None  # a runner captured for one batch size (CUDA graphs) serves only that one
+    overlap: str | None = None  # after ``open_slots``: whether its slots' decisions overlap, and why (None: in turn)
 
     def __init__(self, info):
         self.info = info
@@ -75,6 +76,27 @@ class Runner:
         if isinstance(result, BaseException):
             raise result
         return result
+
+    def open_slots(self, n: int) -> None:
+        """Called by the engine before it plays in ``n`` slots (again with each chunk of games: a runner does the
+        work once). A runner that overlaps the slots' decisions makes its per-slot resources here and trusts them
+        only after ``overlap_differences`` finds none; by default nothing to do."""
+
+    def overlap_differences(self, n: int, rounds: int = 64) -> int:
+        """The self-check before overlapping: ``rounds`` times, every one of ``n`` slots is given a different state
+        (seeded noise frames, rotated between slots each round), all submitted before any is fetched, and each
+        slot's Q-values are compared bit for bit with what ``infer`` returns for that state, one call at a time.
+        Returns how many of the ``n * rounds`` decisions differed (0: the overlap is exact)."""
+        states = np.random.default_rng(0).integers(0, 256, (n, 1, *OBSERVATION_SHAPE), dtype=np.uint8)
+        expected = [np.ascontiguousarray(self.infer(s)[0], dtype=np.float32).view(np.uint32) for s in states]
+        differing = 0
+        for r in range(rounds):
+            for slot in range(n):
+                self.submit(slot, states[(slot + r) % n])
+            for slot in range(n):
+                got = np.ascontiguousarray(self.fetch(slot), dtype=np.float32).view(np.uint32)
+                differing += not np.array_equal(got, expected[(slot + r) % n])
+        return differing
 
     def worker_args(self) -> dict:
         """What a copy of this prepared runner in another process needs to be the same runtime

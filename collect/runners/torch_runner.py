@@ -2,6 +2,8 @@
 FP32/FP16 a captured CUDA graph of the eager model, and ``torch.compile`` (Inductor) captured the same way."""
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import torch
 
@@ -26,6 +28,10 @@ COMPILE_MODE = "default"
 
 
 class TorchRunner(Runner):
+    # Each slot's graph captured on the slot's own stream (see ``open_slots``); benchmarks/graph_overlap.py turns
+    # it off to show the fault it prevents.
+    capture_on_slot_stream = True
+
     def __init__(self, info, model_loader, cuda_index: int = 0, cuda_graph: bool = False, compiled: bool = False):
         """``info``: the registry entry (device, precision). ``compiled``: ``torch.compile`` with Inductor (its
         own CUDA graphs off), then captured into our CUDA graph like the ``-graph`` variant, so both replay one
@@ -85,36 +91,73 @@ class TorchRunner(Runner):
         with torch.cuda.graph(self.graph), torch.inference_mode():
             self.static_out = self.model(self.static_in).float()
 
-    # -- concurrent play: an eager CUDA decision per game slot on the slot's own stream, all in flight together --
-    def _slot(self, slot: int) -> dict:
-        slots = self.__dict__.setdefault("_slots", {})
-        if slot not in slots:
-            slots[slot] = {"stream": torch.cuda.Stream(self._torch_device), "done": torch.cuda.Event(),
-                           "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
-                           "host_out": torch.zeros((1, self.num_actions), dtype=torch.float32).pin_memory()}
-        return slots[slot]
+    # -- concurrent play (collect.engine): every game slot decides on its own CUDA stream, all slots in flight --
+    def open_slots(self, n: int) -> None:
+        """CUDA: a stream per slot and, for the graph runtimes, a graph per slot captured on that slot's own
+        stream, then the self-check (``overlap_differences``); overlapping only if every decision is bit-identical
+        to ``infer``'s, else each slot decides in turn and ``overlap`` says why. Capturing on the slot's stream
+        matters: PyTorch keeps one cuBLAS workspace per (handle, stream), and a graph bakes in the workspace of the
+        stream it was captured on, so graphs all captured on PyTorch's one default capture stream share one
+        workspace and, replayed concurrently, overwrite each other's partial sums (on the H200 that played FP16
+        games of 377-566 decisions instead of ~1,800)."""
+        if self.info.device != "cuda" or n <= 1 or self.overlap is not None:
+            return
+        try:
+            self._slots = {slot: self._make_slot() for slot in range(n)}
+            differing = self.overlap_differences(n)
+        except Exception as e:  # no overlap, and the games are still played, in turn
+            self._slots, differing = None, f"{type(e).__name__}: {e}"
+        if differing:
+            self._slots = None
+            self.overlap = (f"off: the self-check failed ({differing} of {n * 64} concurrent decisions differed from "
+                            "one at a time)" if isinstance(differing, int) else f"off: {differing}") \
+                + "; each game slot decides in turn"
+            print(f"{self.info.id}: concurrent decisions {self.overlap}", file=sys.stderr, flush=True)
+        else:
+            self.overlap = (f"on: {n} slots, each on its own stream" + (" with its own graph" if self.cuda_graph else "")
+                            + f"; {n * 64} concurrent decisions bit-identical to one at a time")
+
+    def _make_slot(self) -> dict:
+        dev = self._torch_device
+        stream = torch.cuda.Stream(dev)
+        slot = {"stream": stream, "done": torch.cuda.Event(),
+                "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
+                "host_out": torch.zeros((1, self.num_actions), dtype=torch.float32).pin_memory()}
+        if self.cuda_graph:
+            slot["static_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
+            stream.wait_stream(torch.cuda.current_stream(dev))
+            with torch.cuda.stream(stream), torch.inference_mode():
+                self.model(slot["static_in"])  # this stream's cuBLAS workspace exists before the capture
+            stream.synchronize()
+            slot["graph"] = torch.cuda.CUDAGraph()
+            capture = stream if self.capture_on_slot_stream else None  # None: PyTorch's one default capture stream
+            with torch.cuda.graph(slot["graph"], stream=capture), torch.inference_mode():
+                slot["static_out"] = self.model(slot["static_in"]).float()
+        return slot
 
     def submit(self, slot: int, batch: np.ndarray) -> None:
-        """Eager CUDA: the same kernels as ``infer``, issued on the slot's own stream without waiting (PyTorch
-        gives each stream its own cuBLAS workspace). CPU, and CUDA graphs: decided here and now, one at a time.
-        Graphs are kept out of the overlap on purpose: on the H200, one captured graph per slot replayed on the
-        slots' own streams played FP16 games that collapsed (a mean of 377-566 decisions instead of ~1,800),
-        while FP32 graphs replayed stored games exactly. The likely cause, not yet verified: every graph captured
-        on PyTorch's default capture stream bakes in that stream's one cuBLAS workspace, which concurrent
-        replays then share."""
-        if self.info.device != "cuda" or self.cuda_graph:
+        """With ``open_slots``' streams: the same kernels as ``infer`` (the graph per slot is a capture of the same
+        model), issued on the slot's stream without waiting. Otherwise decided here and now."""
+        slots = self.__dict__.get("_slots")
+        if not slots:
             return super().submit(slot, batch)
-        s = self._slot(slot)
+        s = slots[slot]
         s["host_in"].numpy()[...] = batch  # the slot's previous decision was fetched: its copies are done
         with torch.cuda.stream(s["stream"]), torch.inference_mode():
-            x = s["host_in"].to(self._torch_device, non_blocking=True)
-            s["host_out"].copy_(self.model(x).float(), non_blocking=True)
+            if self.cuda_graph:
+                s["static_in"].copy_(s["host_in"], non_blocking=True)
+                s["graph"].replay()
+                s["host_out"].copy_(s["static_out"], non_blocking=True)
+            else:
+                x = s["host_in"].to(self._torch_device, non_blocking=True)
+                s["host_out"].copy_(self.model(x).float(), non_blocking=True)
             s["done"].record(s["stream"])
 
     def fetch(self, slot: int) -> np.ndarray:
-        if self.info.device != "cuda" or self.cuda_graph:
+        slots = self.__dict__.get("_slots")
+        if not slots:
             return super().fetch(slot)
-        s = self._slots[slot]
+        s = slots[slot]
         s["done"].synchronize()
         return s["host_out"].numpy()[0].copy()
 
