@@ -1,12 +1,12 @@
-"""Concurrent CUDA-graph replays, and why each slot's graph is captured on its own stream: for each PyTorch CUDA
-runtime, the play engine's self-check (``Runner.overlap_differences``: every slot a different state, all slots
-in flight, each result compared bit for bit with ``infer``) with the slot graphs captured on each slot's own
-stream (as collect does) and on PyTorch's one default capture stream (as the first concurrent engine did).
+"""Overlapped PyTorch CUDA decisions against one at a time: the play engine's self-check
+(``collect.engine.overlap_differences``: every slot of every runtime a different state, all in flight, each
+result compared bit for bit with ``infer``), for each runtime alone and for all of them together as in play, with
+the slot graphs captured on each slot's own stream (as collect does) and on PyTorch's one default capture stream
+(as the first concurrent engine did); and the decisions/s of each runtime's overlapped slots against ``infer``.
 
     python benchmarks/graph_overlap.py --slots 16 --rounds 256
 
-Prints, per runtime and capture, how many of slots x rounds decisions differed, and the decisions/s of the
-overlapped replays against one at a time through ``infer`` (GPU only; no emulator).
+GPU only; no emulator. Exit 1 if any overlapped decision differs with the capture collect uses.
 """
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from collect import paths  # noqa: E402
 from collect.agent.protocol import OBSERVATION_SHAPE  # noqa: E402
 from collect.artifacts import Artifacts  # noqa: E402
+from collect.engine import open_slots, overlap_differences  # noqa: E402
 from collect.model_input import load_model  # noqa: E402
 from collect.registry import all_runtimes  # noqa: E402
 from collect.runners.torch_runner import TorchRunner  # noqa: E402
 
-RUNTIMES = "torch-cuda-fp32,torch-cuda-fp16,torch-cuda-fp32-graph,torch-cuda-fp16-graph,torch-cuda-fp32-compile," \
-           "torch-cuda-fp16-compile"
+RUNTIMES = "torch-cuda-fp32,torch-cuda-fp16,torch-cuda-fp32-graph,torch-cuda-fp16-graph,torch-cuda-fp16-compile"
 
 
 def rate(runner, n: int, overlapped: bool, seconds: float = 1.0) -> float:
@@ -56,27 +56,32 @@ def main() -> int:
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="graph-overlap-")), model.onnx_source())
     specs = {s.id: s for s in all_runtimes()}
-    failed = False
-    for rid in args.runtimes.split(","):
+    ids = args.runtimes.split(",")
+    for rid in ids:
         reason = specs[rid].check(model)
         if reason:
             print(f"{rid}: cannot run here: {reason}")
             return 2
-        for own in (True, False) if "graph" in rid or "compile" in rid else (True,):
-            TorchRunner.capture_on_slot_stream = own
-            runner = specs[rid].make(model, artifacts, 0)
-            runner.prepare()
-            runner.open_slots(args.slots)  # the engine's self-check (64 rounds)
-            slots_made = bool(runner.__dict__.get("_slots"))
-            if not slots_made:  # make the slots anyway, to count how often they differ
-                runner._slots = {slot: runner._make_slot() for slot in range(args.slots)}
-            differing = runner.overlap_differences(args.slots, args.rounds)
-            capture = "own stream per slot" if own else "default capture stream"
-            print(f"{rid:<24} {capture:<22} differing {differing:>5} of {args.slots * args.rounds}; "
-                  f"overlapped {rate(runner, args.slots, True):8,.0f}/s vs one at a time "
-                  f"{rate(runner, args.slots, False):8,.0f}/s; engine: {runner.overlap}", flush=True)
-            failed = failed or (own and differing > 0)
-            runner.close()
+    n, total, failed = args.slots, args.slots * args.rounds, False
+    for own in (True, False):
+        TorchRunner.capture_on_slot_stream = own
+        capture = "own stream per slot" if own else "default capture stream"
+        runners = {rid: specs[rid].make(model, artifacts, 0) for rid in ids}
+        for r in runners.values():
+            r.prepare()
+        said = open_slots(runners, n)  # the engine's joint self-check, as collect runs it
+        for r in runners.values():  # slots again where the check closed them, to count how often they differ
+            r.overlap = None
+            r.open_slots(n)
+        together = overlap_differences(runners, n, args.rounds)
+        for rid, r in runners.items():
+            alone = overlap_differences({rid: r}, n, args.rounds)[rid]
+            print(f"{capture:<22} {rid:<24} differing alone {alone:>5}, together {together[rid]:>5} of {total}; "
+                  f"overlapped {rate(r, n, True):8,.0f}/s vs one at a time {rate(r, n, False):8,.0f}/s", flush=True)
+            failed = failed or (own and (alone or together[rid]))
+        print(f"{capture}: the engine says: {said}", flush=True)
+        for r in runners.values():
+            r.close()
     TorchRunner.capture_on_slot_stream = True
     return 1 if failed else 0
 

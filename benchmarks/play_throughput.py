@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from collect import paths  # noqa: E402
 from collect.agent.shipped import load_seeds  # noqa: E402
 from collect.artifacts import Artifacts  # noqa: E402
+from collect.engine import open_slots  # noqa: E402
 from collect.model_input import load_model  # noqa: E402
 from collect.play_pool import Players, Task  # noqa: E402
 from collect.registry import all_runtimes  # noqa: E402
@@ -56,9 +57,9 @@ def main() -> int:
         runners[rid] = specs[rid].make(model, artifacts, 0)
         runners[rid].prepare()
     most_slots = max(int(c.lower().split("x")[0]) for c in args.configs.split(","))
-    for rid, runner in runners.items():  # the engine's self-check, here where it can be printed
-        runner.open_slots(most_slots)
-        print(f"{rid}: overlapped decisions {runner.overlap or 'none: each slot in turn'}")
+    overlap = open_slots(runners, most_slots)  # the engine's self-check, here where it can be printed
+    for rid in runners:
+        print(f"{rid}: overlapped decisions {overlap.get(rid, 'none: each slot decides in turn')}")
     seeds = list(load_seeds()["play"])[: args.seeds]
     tasks = [Task(args.driver, shadows, s, args.step_cap) for s in seeds]
     print(f"{os.cpu_count()} cores; driver {args.driver}; shadows {', '.join(shadows) or 'none'}; "

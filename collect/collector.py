@@ -18,7 +18,7 @@ import numpy as np
 from rtreport import schema
 from rtreport.gates import Gates
 
-from . import costs, measure, provenance
+from . import costs, engine, measure, provenance
 from .agent.network import sha256_file
 from .agent.protocol import EVAL_EPSILON, protocol_settings
 from .agent.shipped import load_seeds
@@ -276,11 +276,8 @@ class Collector:
         devices = [r.info.device for r in playing.values()]
         slots = self.play_slots or auto_slots(devices)
         workers = self.play_workers or auto_workers(devices, len(design.seeds), slots)
-        overlap = {}
-        for rid, runner in playing.items():  # the self-check here, where it is recorded (each worker runs its own)
-            runner.open_slots(slots)
-            if runner.overlap is not None:
-                overlap[rid] = runner.overlap
+        # the self-check here, where it is recorded (each worker process runs its own before its first game)
+        overlap = engine.open_slots(playing, slots)
         self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots,
                                                    "play_overlap": overlap}, sort_keys=True))
         with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots) as players:

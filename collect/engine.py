@@ -12,9 +12,15 @@ benchmarks/play_throughput.py on a GPU).
 """
 from __future__ import annotations
 
+import sys
 from collections import deque
 
+import numpy as np
+
 from . import measure
+from .agent.protocol import OBSERVATION_SHAPE
+
+SELF_CHECK_ROUNDS = 64
 
 
 class RuntimeFault(Exception):
@@ -28,13 +34,59 @@ class RuntimeFault(Exception):
         return f"{self.runtime_id}: {self.message}"
 
 
+def open_slots(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) -> dict:
+    """Before play in ``n`` slots: every runner that can overlap makes its slots (``Runner.open_slots``), and
+    together they pass the self-check or none overlaps. The check is joint, as play is: the runtimes of one process
+    overlap with each other's decisions, not only with their own. Returns {runtime id: ``overlap``} of those that
+    tried; a failed check is also said on stderr (it costs speed, never correctness: each slot then decides in
+    turn). Idempotent: the engine calls it with every chunk of games."""
+    live = {rid: r for rid, r in runners.items() if not isinstance(r, str)}
+    overlapping = {rid: r for rid, r in live.items() if r.open_slots(n)}
+    if overlapping and any(r.overlap is None for r in overlapping.values()):
+        try:
+            differing = overlap_differences(overlapping, n, rounds)
+            failed = {rid: k for rid, k in differing.items() if k}
+            reason = "the self-check failed (" + ", ".join(f"{rid}: {k} of {n * rounds}" for rid, k in failed.items()) \
+                + " overlapped decisions differed from one at a time)" if failed else None
+        except Exception as e:
+            reason = f"the self-check could not run ({type(e).__name__}: {e})"
+        for rid, r in overlapping.items():
+            if reason:
+                r.close_slots(reason)
+            else:
+                together = f" together with {', '.join(sorted(set(overlapping) - {rid}))}" if len(overlapping) > 1 else ""
+                r.overlap = (f"on: {n} slots, each on its own stream" + (" with its own graph" if r.fixed_batch else "")
+                             + f"; {n * rounds} overlapped decisions{together} bit-identical to one at a time")
+        if reason:
+            print(f"concurrent decisions off for {', '.join(overlapping)}: {reason}", file=sys.stderr, flush=True)
+    return {rid: r.overlap for rid, r in live.items() if r.overlap is not None}
+
+
+def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) -> dict:
+    """The self-check: ``rounds`` times, every slot of every runner is given a state (seeded noise frames, a
+    different one per slot, rotated each round), all submitted before any is fetched, as the engine does, and each
+    result is compared bit for bit with what ``infer`` returns for that state, one call at a time. Returns
+    {runtime id: how many of its ``n * rounds`` overlapped decisions differed} (all 0: the overlap is exact)."""
+    states = np.random.default_rng(0).integers(0, 256, (n, 1, *OBSERVATION_SHAPE), dtype=np.uint8)
+    bits = {rid: [np.ascontiguousarray(r.infer(x)[0], dtype=np.float32).view(np.uint32) for x in states]
+            for rid, r in runners.items()}
+    differing = dict.fromkeys(runners, 0)
+    for k in range(rounds):
+        for slot in range(n):
+            for r in runners.values():
+                r.submit(slot, states[(slot + k) % n])
+        for slot in range(n):
+            for rid, r in runners.items():
+                got = np.ascontiguousarray(r.fetch(slot), dtype=np.float32).view(np.uint32)
+                differing[rid] += not np.array_equal(got, bits[rid][(slot + k) % n])
+    return differing
+
+
 def play_tasks(runners: dict, envs: list, tasks):
     """Play ``tasks`` (``play_pool.Task``) in ``len(envs)`` slots; yields (position in ``tasks``, result), result
     being (Episode, seconds, {runtime id: Shadow}, margin counts) or the task's ``RuntimeFault``, in the order
     the games end. ``runners``: {runtime id: prepared runner, or the reason it could not be prepared (str)}."""
-    for runner in runners.values():
-        if not isinstance(runner, str):
-            runner.open_slots(len(envs))
+    open_slots(runners, len(envs))
     queue = deque(enumerate(tasks))
     playing: dict = {}  # slot -> (position, task, measure.ShadowedGame)
     free = list(range(len(envs)))[::-1]

@@ -9,7 +9,7 @@ import pytest
 from collect import measure, paths
 from collect.agent.protocol import make_eval_env
 from collect.artifacts import Artifacts
-from collect.engine import in_task_order, play_tasks
+from collect.engine import in_task_order, open_slots, overlap_differences, play_tasks
 from collect.model_input import load_model
 from collect.play_pool import Players, Task
 from collect.registry import all_runtimes
@@ -145,8 +145,8 @@ def test_progress_lines_wait_for_the_first_wave_of_games_before_estimating():
 
 
 class SharedBuffer(Runner):
-    """Overlaps its slots' decisions through one shared output buffer, as graphs captured on one stream share one
-    cuBLAS workspace: every fetch returns the Q-values of the last state submitted by any slot."""
+    """Overlaps its slots' decisions through one shared output buffer, as concurrent kernels that share scratch
+    memory would: every fetch returns the Q-values of the last state submitted by any slot."""
 
     def __init__(self, info, inner):
         super().__init__(info)
@@ -160,11 +160,19 @@ class SharedBuffer(Runner):
 
     def open_slots(self, n):
         self.opened.append(n)
+        return not (self.overlap or "").startswith("off")
+
+    def close_slots(self, reason):
+        self.overlap = f"off: {reason}"
 
     def submit(self, slot, batch):
+        if (self.overlap or "").startswith("off"):
+            return super().submit(slot, batch)
         self.last = self.inner.infer(batch)[0]
 
     def fetch(self, slot):
+        if (self.overlap or "").startswith("off"):
+            return super().fetch(slot)
         return self.last
 
 
@@ -172,22 +180,28 @@ def test_the_self_check_finds_overlapped_decisions_that_differ_from_one_at_a_tim
     runners, _ = prepared
     racy = SharedBuffer(_nudged("racy-cpu-fp32"), runners["torch-cpu-fp32"])
     racy.prepare()
+    exact = {"ort-cpu-fp32": runners["ort-cpu-fp32"]}  # in turn: exact by construction
     # 4 slots x 3 rounds: only the last slot submitted in each round gets its own Q-values back
-    assert racy.overlap_differences(4, rounds=3) == 3 * 3
-    assert racy.overlap_differences(1, rounds=3) == 0
-    assert runners["ort-cpu-fp32"].overlap_differences(4, rounds=2) == 0  # in turn: exact by construction
+    assert overlap_differences({"racy-cpu-fp32": racy, **exact}, 4, rounds=3) == {"racy-cpu-fp32": 9, "ort-cpu-fp32": 0}
+    assert overlap_differences({"racy-cpu-fp32": racy}, 1, rounds=3) == {"racy-cpu-fp32": 0}
 
 
-def test_the_engine_opens_every_runners_slots_before_playing_and_the_cpu_decides_in_turn(prepared):
+def test_the_engine_overlaps_nothing_that_fails_the_self_check_and_plays_the_same_games(prepared, capsys):
     runners, _ = prepared
     racy = SharedBuffer(_nudged("racy-cpu-fp32"), runners["torch-cpu-fp32"])
     racy.prepare()
+    tasks = [Task("torch-cpu-fp32", ("racy-cpu-fp32",), 1000, 40), Task("racy-cpu-fp32", (), 1001, 30)]
+    expected = _one_at_a_time({**runners, "racy-cpu-fp32": racy}, tasks)
     envs = [make_eval_env() for _ in range(3)]
     try:
-        list(play_tasks({**runners, "racy-cpu-fp32": racy}, envs, [Task("torch-cpu-fp32", (), 1000, 5)]))
+        ended = list(play_tasks({**runners, "racy-cpu-fp32": racy}, envs, tasks))
     finally:
         for env in envs:
             env.close()
     assert racy.opened == [3]
-    runners["torch-cpu-fp32"].open_slots(3)
-    assert runners["torch-cpu-fp32"].overlap is None  # PyTorch on the CPU overlaps nothing: each slot in turn
+    assert racy.overlap.startswith("off: the self-check failed (racy-cpu-fp32: ") and "of 192" in racy.overlap
+    assert "concurrent decisions off for racy-cpu-fp32" in capsys.readouterr().err
+    assert [_plain(r) for _, r in in_task_order(iter(ended), len(tasks))] == expected
+    assert open_slots({"racy-cpu-fp32": racy}, 3) == {"racy-cpu-fp32": racy.overlap}  # closed stays closed
+    assert racy.opened == [3, 3]
+    assert open_slots(runners, 3) == {}  # PyTorch and ONNX Runtime on the CPU overlap nothing: each slot in turn

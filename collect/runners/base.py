@@ -77,26 +77,14 @@ class Runner:
             raise result
         return result
 
-    def open_slots(self, n: int) -> None:
-        """Called by the engine before it plays in ``n`` slots (again with each chunk of games: a runner does the
-        work once). A runner that overlaps the slots' decisions makes its per-slot resources here and trusts them
-        only after ``overlap_differences`` finds none; by default nothing to do."""
+    def open_slots(self, n: int) -> bool:
+        """Before the engine plays in ``n`` slots: a runner that can overlap its slots' decisions makes its per-slot
+        resources (once) and returns True; the engine then trusts them only after its self-check
+        (``engine.open_slots``), and calls ``close_slots`` if the check fails. By default: nothing to overlap."""
+        return False
 
-    def overlap_differences(self, n: int, rounds: int = 64) -> int:
-        """The self-check before overlapping: ``rounds`` times, every one of ``n`` slots is given a different state
-        (seeded noise frames, rotated between slots each round), all submitted before any is fetched, and each
-        slot's Q-values are compared bit for bit with what ``infer`` returns for that state, one call at a time.
-        Returns how many of the ``n * rounds`` decisions differed (0: the overlap is exact)."""
-        states = np.random.default_rng(0).integers(0, 256, (n, 1, *OBSERVATION_SHAPE), dtype=np.uint8)
-        expected = [np.ascontiguousarray(self.infer(s)[0], dtype=np.float32).view(np.uint32) for s in states]
-        differing = 0
-        for r in range(rounds):
-            for slot in range(n):
-                self.submit(slot, states[(slot + r) % n])
-            for slot in range(n):
-                got = np.ascontiguousarray(self.fetch(slot), dtype=np.float32).view(np.uint32)
-                differing += not np.array_equal(got, expected[(slot + r) % n])
-        return differing
+    def close_slots(self, reason: str) -> None:
+        """Stop overlapping (each slot decides in turn, through ``infer``), and say why in ``overlap``."""
 
     def worker_args(self) -> dict:
         """What a copy of this prepared runner in another process needs to be the same runtime

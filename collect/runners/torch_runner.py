@@ -2,8 +2,6 @@
 FP32/FP16 a captured CUDA graph of the eager model, and ``torch.compile`` (Inductor) captured the same way."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import torch
 
@@ -92,30 +90,19 @@ class TorchRunner(Runner):
             self.static_out = self.model(self.static_in).float()
 
     # -- concurrent play (collect.engine): every game slot decides on its own CUDA stream, all slots in flight --
-    def open_slots(self, n: int) -> None:
-        """CUDA: a stream per slot and, for the graph runtimes, a graph per slot captured on that slot's own
-        stream, then the self-check (``overlap_differences``); overlapping only if every decision is bit-identical
-        to ``infer``'s, else each slot decides in turn and ``overlap`` says why. Capturing on the slot's stream
-        matters: PyTorch keeps one cuBLAS workspace per (handle, stream), and a graph bakes in the workspace of the
-        stream it was captured on, so graphs all captured on PyTorch's one default capture stream share one
-        workspace and, replayed concurrently, overwrite each other's partial sums (on the H200 that played FP16
-        games of 377-566 decisions instead of ~1,800)."""
-        if self.info.device != "cuda" or n <= 1 or self.overlap is not None:
-            return
-        try:
+    def open_slots(self, n: int) -> bool:
+        """CUDA: a stream per slot and, for the graph runtimes, a graph per slot captured on that slot's own stream
+        (a graph bakes in the cuBLAS workspace of the stream it was captured on, and PyTorch keeps one per stream),
+        all made here, before any game, never while other decisions are in flight."""
+        if self.info.device != "cuda" or n <= 1 or (self.overlap or "").startswith("off"):
+            return False
+        if len(self.__dict__.get("_slots") or {}) < n:
             self._slots = {slot: self._make_slot() for slot in range(n)}
-            differing = self.overlap_differences(n)
-        except Exception as e:  # no overlap, and the games are still played, in turn
-            self._slots, differing = None, f"{type(e).__name__}: {e}"
-        if differing:
-            self._slots = None
-            self.overlap = (f"off: the self-check failed ({differing} of {n * 64} concurrent decisions differed from "
-                            "one at a time)" if isinstance(differing, int) else f"off: {differing}") \
-                + "; each game slot decides in turn"
-            print(f"{self.info.id}: concurrent decisions {self.overlap}", file=sys.stderr, flush=True)
-        else:
-            self.overlap = (f"on: {n} slots, each on its own stream" + (" with its own graph" if self.cuda_graph else "")
-                            + f"; {n * 64} concurrent decisions bit-identical to one at a time")
+        return True
+
+    def close_slots(self, reason: str) -> None:
+        self._slots = None
+        self.overlap = f"off: {reason}; each game slot decides in turn"
 
     def _make_slot(self) -> dict:
         dev = self._torch_device
