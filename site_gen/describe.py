@@ -43,8 +43,12 @@ def scope_text(res: RunResult, t: Translator) -> str:
 
 
 def workload_text(res: RunResult, t: Translator) -> str:
+    """The workload a verdict is scoped to: the seeds the reference has played, of the pre-registered list."""
     settings = res.rows.run.get("settings", {})
-    return t("workload_text", states=settings.get("states", "?"), seeds=f"{len(settings.get('seeds', [])):,}",
+    listed = len(settings.get("seeds", []))
+    ref = res.runtime(res.reference_id) if res.reference_id else None
+    played = len(ref.rows.episodes) if ref is not None else 0
+    return t("workload_text", states=settings.get("states", "?"), played=f"{played:,}", seeds=f"{listed:,}",
              epsilon=res.rows.run.get("eval_epsilon"))
 
 

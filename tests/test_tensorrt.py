@@ -387,3 +387,28 @@ def test_a_play_worker_runs_the_parents_engine_without_building_its_own(tmp_path
     assert not any(e[0] in ("parse", "create_network") for e in log)
     assert ("deserialize", b"THE ENGINE") in log
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_the_tensorrt_rtx_ep_plugin_says_why_it_cannot_run(monkeypatch):
+    """ONNX Runtime's TensorRT-RTX EP plugin: not installed (CI), or installed and reporting no device (the H200):
+    either way one line with the reason, and the library's versions when it loaded."""
+    import sys
+    import types
+
+    import onnxruntime as ort
+
+    from collect.runners import ort_plugin_ep
+    monkeypatch.setitem(sys.modules, ort_plugin_ep.PACKAGE, None)  # import fails, as without the package
+    monkeypatch.setattr(ort_plugin_ep, "_registered", {})
+    reason = ort_plugin_ep.OrtPluginEpRunner.unavailable_reason()
+    assert "not installed" in reason and "pip install onnxruntime-ep-nv-tensorrt-rtx" in reason
+
+    fake = types.SimpleNamespace(__version__="0.5.0", get_ep_name=lambda: "NvTensorRTRTXExecutionProvider",
+                                 get_library_path=lambda: "/nowhere/libonnxruntime_providers_nv_tensorrt_rtx.so")
+    monkeypatch.setitem(sys.modules, ort_plugin_ep.PACKAGE, fake)
+    monkeypatch.setattr(ort, "register_execution_provider_library", lambda name, path: None, raising=False)
+    monkeypatch.setattr(ort, "get_ep_devices", lambda: [], raising=False)
+    reason = ort_plugin_ep.OrtPluginEpRunner.unavailable_reason()
+    assert reason.startswith(f"the TensorRT-RTX EP ({ort_plugin_ep.PACKAGE} 0.5.0, loaded into onnxruntime "
+                             f"{ort.__version__}) reports no device")
+    assert "8.0, 8.6, 8.9 and 12.x" in reason

@@ -8,6 +8,10 @@ from ..agent.protocol import OBSERVATION_SHAPE
 from ..measure import MAX_BATCH
 from .base import Runner, RuntimeUnavailable
 
+# Errors only: ONNX Runtime 1.31 warns "No registered plugin EP device found for 'CUDAExecutionProvider'" at every
+# CUDA session, once per play worker, which buried the progress lines of an H200 run; its errors still print.
+ort.set_default_logger_severity(3)
+
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider"}
 
 

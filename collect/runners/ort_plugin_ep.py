@@ -52,8 +52,10 @@ class OrtPluginEpRunner(Runner):
         except RuntimeUnavailable as e:
             return str(e)
         if not found:
-            return "the TensorRT-RTX EP reports no device it can run on here (it serves RTX-class GPUs: compute " \
-                   "capability 8.0, 8.6, 8.9 and 12.x)"
+            ort, ep, _ = _plugin()
+            return (f"the TensorRT-RTX EP ({PACKAGE} {getattr(ep, '__version__', '?')}, loaded into onnxruntime "
+                    f"{ort.__version__}) reports no device it can run on here (it serves RTX-class GPUs: compute "
+                    "capability 8.0, 8.6, 8.9 and 12.x)")
         return None
 
     def prepare_impl(self):
