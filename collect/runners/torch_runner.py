@@ -91,9 +91,12 @@ class TorchRunner(Runner):
 
     # -- concurrent play (collect.engine): every game slot decides on its own CUDA stream, all slots in flight --
     def open_slots(self, n: int) -> bool:
-        """CUDA: a stream per slot and, for the graph runtimes, a graph per slot captured on that slot's own stream
-        (a graph bakes in the cuBLAS workspace of the stream it was captured on, and PyTorch keeps one per stream),
-        all made here, before any game, never while other decisions are in flight."""
+        """CUDA: a stream per slot and, for the graph runtimes, a graph per slot captured on that slot's own stream,
+        all made here, before any game, never while other decisions are in flight. Measured on the H200
+        (benchmarks/graph_overlap.py): graphs of different FP16 runtimes all captured on PyTorch's one default
+        capture stream corrupted each other's results when replayed together (2 of 2,048 decisions each), while
+        captured on their own streams none did. A likely reason, not proven: a graph bakes in scratch memory of
+        the stream it was captured on, such as the cuBLAS workspace PyTorch keeps per stream."""
         if self.info.device != "cuda" or n <= 1 or (self.overlap or "").startswith("off"):
             return False
         if len(self.__dict__.get("_slots") or {}) < n:
@@ -114,7 +117,7 @@ class TorchRunner(Runner):
             slot["static_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
             stream.wait_stream(torch.cuda.current_stream(dev))
             with torch.cuda.stream(stream), torch.inference_mode():
-                self.model(slot["static_in"])  # this stream's cuBLAS workspace exists before the capture
+                self.model(slot["static_in"])  # this stream's scratch (cuBLAS workspace) exists before the capture
             stream.synchronize()
             slot["graph"] = torch.cuda.CUDAGraph()
             capture = stream if self.capture_on_slot_stream else None  # None: PyTorch's one default capture stream
