@@ -2,7 +2,7 @@
 at every round issues all of their batch=1 decisions before waiting for any (``Runner.submit``/``fetch``). A
 runtime that overlaps them (PyTorch CUDA, eager and graphs: a stream per slot, and a graph per slot captured on
 it) keeps the GPU busy from one process instead of time-slicing it between many, once its self-check has found
-every overlapped decision bit-identical to ``infer`` (``Runner.open_slots``); any other runtime (CPU, ONNX
+every overlapped decision bit-identical to ``infer`` (``open_slots`` below); any other runtime (CPU, ONNX
 Runtime, TensorRT) decides each slot in turn, exactly as in ``infer``.
 
 Each decision is still one state in and one action out through the deployed decision path (the same kernels), and
@@ -45,9 +45,8 @@ def open_slots(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) -> dict:
     if overlapping and any(r.overlap is None for r in overlapping.values()):
         try:
             differing = overlap_differences(overlapping, n, rounds)
-            failed = {rid: k for rid, k in differing.items() if k}
-            reason = "the self-check failed (" + ", ".join(f"{rid}: {k} of {n * rounds}" for rid, k in failed.items()) \
-                + " overlapped decisions differed from one at a time)" if failed else None
+            failed = ", ".join(f"{rid}: {k} of {n * rounds}" for rid, k in differing.items() if k)
+            reason = f"the self-check failed ({failed} overlapped decisions differed from one at a time)" if failed else None
         except Exception as e:
             reason = f"the self-check could not run ({type(e).__name__}: {e})"
         for rid, r in overlapping.items():

@@ -82,8 +82,11 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
     for name, sha in sorted({(res.rows.run["model_path"].rsplit("/", 1)[-1], res.rows.run["model_sha256"])
                              for res in results}):
         facts.append({"label": t("model"), "value": f"{name} — sha256 {sha[:12]}…"})
-    for w in sorted({workload_text(res, t) for res in results}):
-        facts.append({"label": t("workload"), "value": w})
+    workloads: dict[str, list] = {}  # runs differ in how many seeds they played: say whose workload is whose
+    for res in results:
+        workloads.setdefault(workload_text(res, t), []).append(label_of(res))
+    for w, labels in sorted(workloads.items()):
+        facts.append({"label": t("workload"), "value": w if len(workloads) == 1 else t("workload_of", workload=w, labels=", ".join(labels))})
     return {"cards": [card(res, slug, t) for res, slug in ordered], "machines": machines, "matrix": matrix,
             "not_run": not_run, "facts": facts, "groups": machine_groups(results, slugs, t),
             "notices": alike_notices(results, t)}

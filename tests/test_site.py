@@ -295,3 +295,20 @@ def test_without_a_base_url_no_relative_hreflang_or_canonical(built_site):
         text = page.read_text()
         assert 'rel="canonical"' not in text and "hreflang=\"x-default\"" not in text
         assert '<link rel="alternate" hreflang' not in text
+
+
+def test_the_overview_says_how_many_seeds_each_run_played(quick_run, tmp_path):
+    """Runs that played different numbers of their pre-registered seeds: the overview names whose workload is
+    whose, instead of two unlabelled lines."""
+    site = tmp_path / "s"
+    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+    text = html.unescape(re.sub(r"\s+", " ", (site / "en" / "index.html").read_text()))
+    played = {}
+    for path in (quick_run, ROOT / "data" / "cpu-epyc-2core.duckdb", ROOT / "data" / "nvidia-h200.duckdb"):
+        con = duckdb.connect(str(path), read_only=True)
+        label, ref, seeds = con.execute("SELECT label, reference_runtime, settings FROM runs").fetchone()
+        n = con.execute("SELECT count(*) FROM episodes WHERE runtime_id = ?", [ref]).fetchone()[0]
+        con.close()
+        played[label] = (n, len(json.loads(seeds)["seeds"]))
+    for label, (n, listed) in played.items():
+        assert f"{n:,} of {listed:,} pre-registered seeds played, ε = 0.01 ({label})" in text, label
