@@ -1,10 +1,13 @@
-"""Overlapped PyTorch CUDA decisions against one at a time: the play engine's self-check
+"""Overlapped CUDA decisions (PyTorch, ONNX Runtime's CUDA EP) against one at a time: the play engine's self-check
 (``collect.engine.overlap_differences``: every slot of every runtime a different state, all in flight, each
 result compared bit for bit with ``infer``), for each runtime alone and for all of them together as in play, with
 the slot graphs captured on each slot's own stream (as collect does) and on PyTorch's one default capture stream
 (as the first concurrent engine did); and the decisions/s of each runtime's overlapped slots against ``infer``.
 
     python benchmarks/graph_overlap.py --slots 16 --rounds 256
+    python benchmarks/graph_overlap.py --runtimes torch-cuda-fp16-graph,ort-cuda-fp16,ort-cuda-fp16-graph --captures own
+
+(The capture stream is PyTorch's matter; ONNX Runtime's sessions are the same in both passes.)
 
 GPU only; no emulator. Exit 1 if any overlapped decision differs with the capture collect uses.
 """
@@ -52,6 +55,8 @@ def main() -> int:
     ap.add_argument("--runtimes", default=RUNTIMES)
     ap.add_argument("--slots", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=256)
+    ap.add_argument("--captures", default="own,default",
+                    help="which captures of the PyTorch slot graphs: own (each slot's stream), default, or both")
     args = ap.parse_args()
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="graph-overlap-")), model.onnx_source())
@@ -63,7 +68,7 @@ def main() -> int:
             print(f"{rid}: cannot run here: {reason}")
             return 2
     n, total, failed = args.slots, args.slots * args.rounds, False
-    for own in (True, False):
+    for own in [c == "own" for c in args.captures.split(",")]:
         TorchRunner.capture_on_slot_stream = own
         capture = "own stream per slot" if own else "default capture stream"
         runners = {rid: specs[rid].make(model, artifacts, 0) for rid in ids}

@@ -1,9 +1,10 @@
 """The concurrent play engine: one process keeps many games in flight ("slots"), each with its own emulator, and
 at every round issues all of their batch=1 decisions before waiting for any (``Runner.submit``/``fetch``). A
-runtime that overlaps them (PyTorch CUDA, eager and graphs: a stream per slot, and a graph per slot captured on
-it) keeps the GPU busy from one process instead of time-slicing it between many, once its self-check has found
-every overlapped decision bit-identical to ``infer`` (``open_slots`` below); any other runtime (CPU, ONNX
-Runtime, TensorRT) decides each slot in turn, exactly as in ``infer``.
+runtime that overlaps them keeps the GPU busy from one process instead of time-slicing it between many, once its
+self-check has found every overlapped decision bit-identical to ``infer`` (``open_slots`` below): PyTorch CUDA,
+eager and graphs (a stream per slot, and a graph per slot captured on it), and ONNX Runtime's CUDA EP (its
+session's one stream, with per-slot device buffers, runs not synchronised at their end). Any other runtime (CPU,
+TensorRT) decides each slot in turn, exactly as in ``infer``.
 
 Each decision is still one state in and one action out through the deployed decision path (the same kernels), and
 an episode depends only on its seed and the Q-values its runtimes return, so the engine plays exactly the
@@ -41,7 +42,14 @@ def open_slots(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) -> dict:
     tried; a failed check is also said on stderr (it costs speed, never correctness: each slot then decides in
     turn). Idempotent: the engine calls it with every chunk of games."""
     live = {rid: r for rid, r in runners.items() if not isinstance(r, str)}
-    overlapping = {rid: r for rid, r in live.items() if r.open_slots(n)}
+    overlapping = {}
+    for rid, r in live.items():
+        try:
+            if r.open_slots(n):
+                overlapping[rid] = r
+        except Exception as e:  # it plays, one slot at a time
+            r.close_slots(f"its game slots could not be made ({type(e).__name__}: {e})")
+            print(f"concurrent decisions off for {rid}: {r.overlap}", file=sys.stderr, flush=True)
     if overlapping and any(r.overlap is None for r in overlapping.values()):
         try:
             differing = overlap_differences(overlapping, n, rounds)
@@ -54,8 +62,8 @@ def open_slots(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) -> dict:
                 r.close_slots(reason)
             else:
                 together = f" together with {', '.join(sorted(set(overlapping) - {rid}))}" if len(overlapping) > 1 else ""
-                r.overlap = (f"on: {n} slots, each on its own stream" + (" with its own graph" if r.fixed_batch else "")
-                             + f"; {n * rounds} overlapped decisions{together} bit-identical to one at a time")
+                r.overlap = (f"on: {n} slots, {r.slot_design}; {n * rounds} overlapped decisions{together} "
+                             "bit-identical to one at a time")
         if reason:
             print(f"concurrent decisions off for {', '.join(overlapping)}: {reason}", file=sys.stderr, flush=True)
     return {rid: r.overlap for rid, r in live.items() if r.overlap is not None}

@@ -205,3 +205,33 @@ def test_the_engine_overlaps_nothing_that_fails_the_self_check_and_plays_the_sam
     assert open_slots({"racy-cpu-fp32": racy}, 3) == {"racy-cpu-fp32": racy.overlap}  # closed stays closed
     assert racy.opened == [3, 3]
     assert open_slots(runners, 3) == {}  # PyTorch and ONNX Runtime on the CPU overlap nothing: each slot in turn
+
+
+class NoSlots(SharedBuffer):
+    """Its slots cannot be made (e.g. a library refuses the per-slot resources)."""
+
+    def open_slots(self, n):
+        if (self.overlap or "").startswith("off"):
+            return False
+        raise RuntimeError("out of streams")
+
+
+def test_a_runtime_whose_slots_cannot_be_made_plays_in_turn_and_the_others_still_overlap(prepared, capsys):
+    runners, _ = prepared
+    broken = NoSlots(_nudged("noslots-cpu-fp32"), runners["torch-cpu-fp32"])
+    good = SharedBuffer(_nudged("good-cpu-fp32"), runners["torch-cpu-fp32"])
+    for r in (broken, good):
+        r.prepare()
+    tasks = [Task("noslots-cpu-fp32", ("torch-cpu-fp32",), 1000, 30)]
+    expected = _one_at_a_time({**runners, "noslots-cpu-fp32": broken}, tasks)
+    envs = [make_eval_env()]
+    try:
+        ended = list(play_tasks({**runners, "noslots-cpu-fp32": broken}, envs, tasks))
+    finally:
+        envs[0].close()
+    assert broken.overlap == "off: its game slots could not be made (RuntimeError: out of streams)"
+    assert "concurrent decisions off for noslots-cpu-fp32" in capsys.readouterr().err
+    assert [_plain(r) for _, r in ended] == expected
+    # one slot only: the shared buffer is exact, so the runtime that could make its slots overlaps
+    assert set(open_slots({"noslots-cpu-fp32": broken, "good-cpu-fp32": good}, 1)) == {"noslots-cpu-fp32", "good-cpu-fp32"}
+    assert good.overlap.startswith("on: 1 slots, overlapped")

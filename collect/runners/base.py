@@ -26,6 +26,7 @@ class RuntimeUnavailable(Exception):
 class Runner:
     fixed_batch: int | None = None  # a runner captured for one batch size (CUDA graphs) serves only that one
     overlap: str | None = None  # after ``open_slots``: whether its slots' decisions overlap, and why (None: in turn)
+    slot_design = "overlapped"  # how its slots overlap, in words (the engine's ``overlap`` line says it)
 
     def __init__(self, info):
         self.info = info

@@ -1,4 +1,12 @@
-"""ONNX Runtime: CPU EP FP32; CUDA EP FP32 (TF32 off) and FP16 with IO binding."""
+"""ONNX Runtime: CPU EP FP32; CUDA EP FP32 (TF32 off) and FP16 with IO binding.
+
+On CUDA the session computes on a CUDA stream that this runner owns (the CUDA EP's ``user_compute_stream``, a
+PyTorch stream), so that in play (``collect.engine``) the decisions of many game slots can be issued on it
+without a host synchronisation after each: per slot its own device input and output bound to the session (the
+graph variant: its one captured graph, replayed for each slot in turn on that stream), copies and runs all
+ordered on the one stream, each slot's result fetched after its own event. The same session and kernels as
+``infer``; the engine's self-check compares the two bit for bit before trusting it.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -31,6 +39,7 @@ class OrtRunner(Runner):
         self.fixed_batch = 1 if cuda_graph else None
         self._onnx_path_getter = onnx_path_getter
         self._cuda_index = cuda_index
+        self._stream = None  # CUDA EP: the PyTorch stream the session computes on (see the module's docstring)
 
     @staticmethod
     def unavailable_reason(ep: str) -> str | None:
@@ -55,6 +64,8 @@ class OrtRunner(Runner):
         options = {"device_id": str(self._cuda_index), "use_tf32": "0"}
         if self.cuda_graph:
             options["enable_cuda_graph"] = "1"
+        if self._stream is not None:
+            options["user_compute_stream"] = str(self._stream.cuda_stream)
         return [(PROVIDERS["cuda"], options), (PROVIDERS["cpu"], {})]
 
     def prepare_impl(self):
@@ -65,6 +76,8 @@ class OrtRunner(Runner):
         self.prepare_seconds = make_seconds  # the export/conversion is part of preparing this runtime
         self.artifact_path = path
         self.artifact_bytes = path.stat().st_size
+        if self.info.device == "cuda" and self.ep == "cuda":
+            self._stream = _torch_stream(self._cuda_index)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if not getattr(self, "_spinning", True):
@@ -101,6 +114,75 @@ class OrtRunner(Runner):
         twin.prepare()
         return twin
 
+    # -- concurrent play (collect.engine) ------------------------------------------------------------------
+    def open_slots(self, n: int) -> bool:
+        """CUDA EP on this runner's stream: per slot a pinned host input and output, and (without a graph) a
+        device input and output bound to the session by the slot's own IO binding; ``submit`` then only enqueues.
+        Runs are not synchronised at their end (the run option ``disable_synchronize_execution_providers``): the
+        slot's event, recorded after its output's copy on the same stream, is what ``fetch`` waits for."""
+        if self._stream is None or n <= 1 or (self.overlap or "").startswith("off"):
+            return False
+        stream_option = self.session.get_provider_options().get(PROVIDERS["cuda"], {}).get("user_compute_stream")
+        if _pointer(stream_option) != self._stream.cuda_stream:
+            self.overlap = (f"off: the CUDA EP did not take the runner's stream (user_compute_stream is "
+                            f"{stream_option!r}); each game slot decides in turn")
+            return False
+        if len(self.__dict__.get("_slots") or {}) < n:
+            import torch
+            dev = f"cuda:{self._cuda_index}"
+            if not hasattr(self, "_async"):
+                self._async = ort.RunOptions()
+                self._async.add_run_config_entry("disable_synchronize_execution_providers", "1")
+            if self.cuda_graph:  # the graph's own input and output, seen by PyTorch (no copy)
+                self._graph_io = (_device_tensor(self.graph_in.data_ptr(), (1, *OBSERVATION_SHAPE), np.uint8, dev),
+                                  _device_tensor(self.graph_out.data_ptr(), tuple(self.graph_out.shape()), np.float32,
+                                                 dev))
+            n_actions = self.session.get_outputs()[0].shape[-1]
+            slots = {}
+            for slot in range(n):
+                s = {"done": torch.cuda.Event(),
+                     "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
+                     "host_out": torch.zeros((1, n_actions), dtype=torch.float32).pin_memory()}
+                if not self.cuda_graph:
+                    s["device_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
+                    s["device_out"] = torch.zeros((1, n_actions), dtype=torch.float32, device=dev)
+                    s["binding"] = self.session.io_binding()
+                    s["binding"].bind_input(self.input_name, "cuda", self._cuda_index, np.uint8,
+                                            list(s["device_in"].shape), s["device_in"].data_ptr())
+                    s["binding"].bind_output(self.output_name, "cuda", self._cuda_index, np.float32,
+                                             list(s["device_out"].shape), s["device_out"].data_ptr())
+                slots[slot] = s
+            self._slots = slots
+        self.slot_design = ("all on the session's stream, its one graph replayed for each in turn" if self.cuda_graph
+                            else "all on the session's stream, each with its own device input and output")
+        return True
+
+    def close_slots(self, reason: str) -> None:
+        self._slots = None
+        self.overlap = f"off: {reason}; each game slot decides in turn"
+
+    def submit(self, slot: int, batch: np.ndarray) -> None:
+        slots = self.__dict__.get("_slots")
+        if not slots:
+            return super().submit(slot, batch)
+        import torch
+        s = slots[slot]
+        s["host_in"].numpy()[...] = batch  # the slot's previous decision was fetched: its copies are done
+        device_in, device_out = self._graph_io if self.cuda_graph else (s["device_in"], s["device_out"])
+        with torch.cuda.stream(self._stream):
+            device_in.copy_(s["host_in"], non_blocking=True)
+            self.session.run_with_iobinding(self.binding if self.cuda_graph else s["binding"], self._async)
+            s["host_out"].copy_(device_out, non_blocking=True)
+            s["done"].record(self._stream)
+
+    def fetch(self, slot: int) -> np.ndarray:
+        slots = self.__dict__.get("_slots")
+        if not slots:
+            return super().fetch(slot)
+        s = slots[slot]
+        s["done"].synchronize()
+        return s["host_out"].numpy()[0].copy()
+
     def infer_impl(self, batch: np.ndarray) -> np.ndarray:
         if self.info.device == "cpu":
             return self.session.run([self.output_name], {self.input_name: batch})[0]
@@ -124,6 +206,33 @@ class OrtRunner(Runner):
         if self.ep == "tensorrt":
             details["trt_fp16_enable"] = options.get(PROVIDERS["tensorrt"], {}).get("trt_fp16_enable")
         details["enable_cuda_graph"] = cuda.get("enable_cuda_graph")
+        if self._stream is not None:
+            details["compute_stream"] = "a PyTorch CUDA stream of the runner (user_compute_stream)"
         use_tf32 = cuda.get("use_tf32")
         return {"libraries": libraries, "details": details,
                 "numerics": {"tf32": "on" if str(use_tf32) == "1" else "off", "switches": {"use_tf32": use_tf32}}}
+
+
+def _torch_stream(cuda_index: int):
+    """A CUDA stream for the session to compute on, or None where PyTorch has no CUDA (the EP then uses its own)."""
+    import torch
+    if not torch.cuda.is_available():
+        return None
+    return torch.cuda.Stream(f"cuda:{cuda_index}")
+
+
+def _pointer(value) -> int | None:
+    try:
+        return int(str(value), 0)
+    except ValueError:
+        return None
+
+
+def _device_tensor(pointer: int, shape: tuple, dtype, device: str):
+    """A PyTorch view of device memory ONNX Runtime owns (CUDA array interface; no copy, no synchronisation)."""
+    import torch
+
+    class View:
+        __cuda_array_interface__ = {"shape": tuple(shape), "typestr": np.dtype(dtype).str, "data": (pointer, False),
+                                    "version": 3, "strides": None}
+    return torch.as_tensor(View(), device=device)

@@ -101,6 +101,7 @@ class TorchRunner(Runner):
             return False
         if len(self.__dict__.get("_slots") or {}) < n:
             self._slots = {slot: self._make_slot() for slot in range(n)}
+        self.slot_design = "each on its own stream" + (" with its own graph" if self.cuda_graph else "")
         return True
 
     def close_slots(self, reason: str) -> None:
