@@ -7,7 +7,8 @@ flight per process, ``collect.engine``), side by side in one run on the same pre
 A config ``SxW`` is S slots in each of W processes (``1xW`` is the old engine). For each config: wall seconds,
 decisions per second in aggregate (the driver's and every shadow's batch=1 calls), and whether every episode —
 seed, score, action trace, shadow tallies — equals the first config's (it must: an episode depends only on its
-seed and the Q-values). Worker start-up (spawning, preparing, compiling) is excluded by a short warm-up.
+seed and the Q-values). Worker start-up (spawning, preparing, compiling) is not timed: every worker has
+started (``Players.wait_started``) and played a short warm-up game in each slot before the clock starts.
 Goal (issue #15): >= 12,000 decisions/s on the H200 with a FP32 CUDA-graph runtime.
 """
 from __future__ import annotations
@@ -69,6 +70,7 @@ def main() -> int:
     for config in args.configs.split(","):
         slots, workers = (int(v) for v in config.lower().split("x"))
         with Players(runners, workers, paths.AGENT_WEIGHTS, artifacts, 0, slots=slots) as players:
+            players.wait_started()  # every worker started and prepared: the start is not timed
             warm = [Task(args.driver, shadows, s, 5) for s in seeds[: max(1, slots * workers)]]
             list(players.run(warm))
             start = time.perf_counter()

@@ -93,6 +93,8 @@ class OutputFile:
         # A write-ahead log beside --out belongs to the file being replaced (the finished partial file has none:
         # closing it checkpointed its log); left there, DuckDB would replay it into the new file.
         stale_wal = self.out.with_name(self.out.name + ".wal")
+        from .store import compact
+        compact(self.partial)  # without DuckDB's free blocks; left as it is if that fails
         if self.overwrite:
             stale_wal.unlink(missing_ok=True)
             os.replace(self.partial, self.out)

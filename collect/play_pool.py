@@ -74,6 +74,12 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
     _worker["__envs__"] = [make_eval_env() for _ in range(slots)]
 
 
+def _ready(hold: float) -> int:
+    import time
+    time.sleep(hold)  # holds this worker, so that the others take the rest of the round
+    return os.getpid()
+
+
 def _play(tasks: list):
     """A chunk of tasks in this worker's slots: [(position in the chunk, result or RuntimeFault)]."""
     runners = {k: v for k, v in _worker.items() if k != "__envs__"}
@@ -103,6 +109,16 @@ class Players:
             from .agent.protocol import make_eval_env
             self.envs = [make_eval_env() for _ in range(self.slots)]
         return self
+
+    def wait_started(self, hold: float = 0.3) -> int:
+        """Block until every worker process has started and prepared its runtimes (each runs the initializer
+        before its first task); returns how many there are. For measurements that must not count the start."""
+        if self.executor is None:
+            return 1
+        seen: set = set()
+        while len(seen) < self.workers:
+            seen.update(self.executor.map(_ready, [hold] * self.workers))
+        return len(seen)
 
     def run(self, tasks):
         tasks = list(tasks)

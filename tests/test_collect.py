@@ -327,3 +327,34 @@ def test_the_play_copy_of_a_runner_computes_the_same_numbers(tmp_path):
     finally:
         twin.close()
         runner.close()
+
+
+def test_a_run_file_is_compacted_with_every_row_kept_and_a_file_it_cannot_read_is_left_alone(tmp_path):
+    import duckdb
+
+    from collect.store import compact
+    path = tmp_path / "run.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, q FLOAT[], note VARCHAR)")
+    for i in range(300):  # many small transactions, as collect writes, some rows rewritten: free blocks
+        con.execute("INSERT INTO t VALUES (?, ?, ?)", [i, [float(i), 0.5], "x" * 2000])
+        if i % 3 == 0:
+            con.execute("UPDATE t SET note = ? WHERE k = ?", ["y" * 3000, i])
+        if i % 20 == 0:
+            con.execute("CHECKPOINT")
+    con.execute("DELETE FROM t WHERE k % 2 = 0")
+    con.execute("CHECKPOINT")
+    before = con.execute("SELECT * FROM t ORDER BY k").fetchall()
+    con.close()
+    size = path.stat().st_size
+    assert compact(path) is True
+    assert path.stat().st_size < size
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute("SELECT * FROM t ORDER BY k").fetchall() == before
+    assert con.execute("SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 't' "
+                       "AND constraint_type = 'PRIMARY KEY'").fetchall() == [("PRIMARY KEY",)]
+    con.close()
+    assert not list(tmp_path.glob("*.compact*"))
+    bad = tmp_path / "bad.duckdb"
+    bad.write_bytes(b"not a DuckDB file")
+    assert compact(bad) is False and bad.read_bytes() == b"not a DuckDB file"
