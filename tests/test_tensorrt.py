@@ -412,3 +412,42 @@ def test_the_tensorrt_rtx_ep_plugin_says_why_it_cannot_run(monkeypatch):
     assert reason.startswith(f"the TensorRT-RTX EP ({ort_plugin_ep.PACKAGE} 0.5.0, loaded into onnxruntime "
                              f"{ort.__version__}) reports no device")
     assert "8.0, 8.6, 8.9 and 12.x" in reason
+
+
+def test_onnx_runtimes_tensorrt_ep_without_its_libraries_says_why_and_prints_nothing(tmp_path, monkeypatch, capsys):
+    """onnxruntime-gpu without TensorRT's libraries (the H200): ONNX Runtime prints an "EP Error" block and falls
+    back to the CUDA EP. The runtime is unavailable with ONNX Runtime's own words as the reason, and the block does
+    not reach the terminal (it buried collect's progress lines). The session is a stand-in that behaves as
+    onnxruntime 1.31.1 did there: no GPU here."""
+    import onnxruntime as ort
+
+    from collect.artifacts import Artifacts
+    from collect.model_input import load_model
+
+    class FallingBack:  # what ONNX Runtime's Python layer prints, word for word, before it retries without TensorRT
+        def __init__(self, path, options, providers):
+            print("*************** EP Error ***************")
+            print("EP Error /onnxruntime_src/onnxruntime/python/onnxruntime_pybind_state.cc:729 void "
+                  "onnxruntime::python::RegisterTensorRTPluginsAsCustomOps(PySessionOptions&, const "
+                  "onnxruntime::ProviderOptions&) Please install TensorRT libraries as mentioned in the GPU "
+                  "requirements page, make sure they're in the PATH or LD_LIBRARY_PATH, and that your GPU is "
+                  "supported.\n when using [('TensorrtExecutionProvider', {'device_id': '0'})]")
+            print("Falling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.")
+            print("****************************************")
+
+        def get_providers(self):
+            return ["CUDAExecutionProvider", "CPUExecutionProvider"]
+
+    monkeypatch.setattr(ort, "InferenceSession", FallingBack)
+    monkeypatch.setattr(ort, "get_available_providers",
+                        lambda: ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"])
+    model = load_model(paths.AGENT_WEIGHTS)
+    spec = next(s for s in all_runtimes() if s.id == "ort-trt-fp32")
+    runner = spec.make(model, Artifacts(tmp_path, model.onnx_source()), 0)
+    with pytest.raises(RuntimeUnavailable) as e:
+        runner.prepare()
+    assert str(e.value) == (
+        "TensorrtExecutionProvider did not load (Please install TensorRT libraries as mentioned in the GPU "
+        "requirements page, make sure they're in the PATH or LD_LIBRARY_PATH, and that your GPU is supported; "
+        "session providers: CUDAExecutionProvider, CPUExecutionProvider)")
+    assert "EP Error" not in capsys.readouterr().out

@@ -9,6 +9,8 @@ ordered on the one stream, each slot's result fetched after its own event. The s
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnxruntime as ort
 
@@ -82,10 +84,10 @@ class OrtRunner(Runner):
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if not getattr(self, "_spinning", True):
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(path), options, providers=self._provider_options())
+        self.session, why = _session_saying_why(str(path), options, self._provider_options())
         if self.info.device == "cuda" and self.session.get_providers()[0] != PROVIDERS[self.ep]:
-            raise RuntimeUnavailable(f"{PROVIDERS[self.ep]} did not load (session providers: "
-                                     f"{self.session.get_providers()})")
+            raise RuntimeUnavailable(f"{PROVIDERS[self.ep]} did not load ({why or 'no reason given'}; session "
+                                     f"providers: {', '.join(self.session.get_providers())})")
         self.input_name = self.session.get_inputs()[0].name
         self.output_name = self.session.get_outputs()[0].name
         if self.info.device == "cuda":
@@ -211,6 +213,27 @@ class OrtRunner(Runner):
         use_tf32 = cuda.get("use_tf32")
         return {"libraries": libraries, "details": details,
                 "numerics": {"tf32": "on" if str(use_tf32) == "1" else "off", "switches": {"use_tf32": use_tf32}}}
+
+
+def _session_saying_why(path: str, options, providers: list):
+    """``ort.InferenceSession``, and why its first execution provider did not load, if it did not. ONNX Runtime's
+    Python layer prints an "EP Error" block to stdout when a provider fails and then falls back to the next one,
+    and its C++ layer logs the failed library load: both are kept out of the terminal (collect's progress lines)
+    and the error's first line becomes part of the runtime's reason instead."""
+    import contextlib
+    import io
+    said = io.StringIO()
+    ort.set_default_logger_severity(4)
+    try:
+        with contextlib.redirect_stdout(said):
+            session = ort.InferenceSession(path, options, providers=providers)
+    finally:
+        ort.set_default_logger_severity(3)
+    error = next((line for line in said.getvalue().splitlines() if line.startswith("EP Error")), None)
+    if error:
+        error = error.removeprefix("EP Error").split(" when using [")[0].strip()
+        error = re.sub(r"^/\S+:\d+ (?:[^()]*\([^()]*\)\s*)?", "", error)  # the source file and function
+    return session, (error[:400].rstrip(".") if error else None)
 
 
 def _torch_stream(cuda_index: int):
