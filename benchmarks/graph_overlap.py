@@ -62,6 +62,10 @@ def main() -> int:
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="graph-overlap-")), model.onnx_source())
     specs = {s.id: s for s in all_runtimes()}
     ids = args.runtimes.split(",")
+    unknown = [rid for rid in ids if rid not in specs]
+    if unknown:
+        print(f"unknown runtime {', '.join(unknown)}; known: {', '.join(specs)}", file=sys.stderr)
+        return 2
     for rid in ids:
         reason = specs[rid].check(model)
         if reason:

@@ -49,6 +49,14 @@ def main() -> int:
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="play-throughput-")), model.onnx_source())
     specs = {s.id: s for s in all_runtimes()}
+    unknown = [rid for rid in (args.driver, *shadows) if rid not in specs]
+    if unknown:
+        print(f"unknown runtime {', '.join(unknown)}; known: {', '.join(specs)}", file=sys.stderr)
+        return 2
+    configs = args.configs.lower().split(",")
+    if not all(len(c.split("x")) == 2 and all(v.isdigit() and int(v) > 0 for v in c.split("x")) for c in configs):
+        print(f"--configs {args.configs}: give SLOTSxWORKERS pairs such as 1x8,16x4", file=sys.stderr)
+        return 2
     runners = {}
     for rid in (args.driver, *shadows):
         reason = specs[rid].check(model)
@@ -57,7 +65,7 @@ def main() -> int:
             return 2
         runners[rid] = specs[rid].make(model, artifacts, 0)
         runners[rid].prepare()
-    most_slots = max(int(c.lower().split("x")[0]) for c in args.configs.split(","))
+    most_slots = max(int(c.split("x")[0]) for c in configs)
     overlap = open_slots(runners, most_slots)  # the engine's self-check, here where it can be printed
     for rid in runners:
         print(f"{rid}: overlapped decisions {overlap.get(rid, 'none: each slot decides in turn')}")
@@ -67,8 +75,8 @@ def main() -> int:
           f"{len(seeds)} seeds; step cap {args.step_cap}")
     expect = json.loads(args.expect.read_text()).get(args.driver, {}) if args.expect else {}
     rows, first, ok = [], None, True
-    for config in args.configs.split(","):
-        slots, workers = (int(v) for v in config.lower().split("x"))
+    for config in configs:
+        slots, workers = (int(v) for v in config.split("x"))
         with Players(runners, workers, paths.AGENT_WEIGHTS, artifacts, 0, slots=slots) as players:
             players.wait_started()  # every worker started and prepared: the start is not timed
             warm = [Task(args.driver, shadows, s, 5) for s in seeds[: max(1, slots * workers)]]

@@ -30,10 +30,19 @@ def main() -> int:
     ap.add_argument("--runtimes", required=True, help="comma-separated runtime ids")
     args = ap.parse_args()
     import duckdb
-    con = duckdb.connect(str(args.file), read_only=True)
+    try:
+        con = duckdb.connect(str(args.file), read_only=True)
+        con.execute("SELECT 1 FROM state_q LIMIT 1")
+    except duckdb.Error as e:
+        print(f"cannot read fixed-state Q-values from {args.file}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 2
+    specs = {s.id: s for s in all_runtimes()}
+    unknown = [rid for rid in args.runtimes.split(",") if rid not in specs]
+    if unknown:
+        print(f"unknown runtime {', '.join(unknown)}; known: {', '.join(specs)}", file=sys.stderr)
+        return 2
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="stored-states-")), model.onnx_source())
-    specs = {s.id: s for s in all_runtimes()}
     states = np.load(paths.FIXED_STATES)
     differs = False
     for rid in args.runtimes.split(","):
