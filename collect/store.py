@@ -180,7 +180,9 @@ def compact(path: Path) -> bool:
     path = Path(path)
     copy = path.with_name(path.name + ".compact")
     copy.unlink(missing_ok=True)
-    quoted = lambda p: "'" + str(p).replace("'", "''") + "'"  # noqa: E731
+    def quoted(p: Path) -> str:
+        return "'" + str(p).replace("'", "''") + "'"
+
     try:
         con = duckdb.connect()
         try:

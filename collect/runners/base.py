@@ -120,3 +120,33 @@ class Runner:
 
     def close_impl(self) -> None:
         pass
+
+
+class CudaSlots:
+    """What the runners that overlap their game slots on a CUDA GPU share (PyTorch, ONNX Runtime's CUDA EP):
+    per slot a pinned host input and output and an event recorded after the output's copy. A runner using it
+    makes its slots with ``_new_slot`` in ``open_slots``, issues each decision on a stream in ``submit`` and
+    records ``done``; ``fetch`` and ``close_slots`` are here. Before ``Runner`` in the bases."""
+
+    def _new_slot(self, num_actions: int) -> dict:
+        import torch
+        return {"done": torch.cuda.Event(),
+                "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
+                "host_out": torch.zeros((1, num_actions), dtype=torch.float32).pin_memory()}
+
+    def _open(self) -> dict | None:
+        """The slots when overlapping, else None (each slot then decides through ``infer``)."""
+        return self.__dict__.get("_slots") or None
+
+    def fetch(self, slot: int) -> np.ndarray:
+        slots = self._open()
+        if slots is None:
+            return super().fetch(slot)
+        s = slots[slot]
+        s["done"].synchronize()
+        return s["host_out"].numpy()[0].copy()
+
+    def close_slots(self, reason: str) -> None:
+        self._slots = None
+        self.overlap = f"off: {reason}; each game slot decides in turn"
+

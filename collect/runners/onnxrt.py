@@ -16,16 +16,17 @@ import onnxruntime as ort
 
 from ..agent.protocol import OBSERVATION_SHAPE
 from ..measure import MAX_BATCH
-from .base import Runner, RuntimeUnavailable
+from .base import CudaSlots, Runner, RuntimeUnavailable
 
 # Errors only: ONNX Runtime 1.31 warns "No registered plugin EP device found for 'CUDAExecutionProvider'" at every
 # CUDA session, once per play worker, which buried the progress lines of an H200 run; its errors still print.
-ort.set_default_logger_severity(3)
+LOG_SEVERITY = 3
+ort.set_default_logger_severity(LOG_SEVERITY)
 
 PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider"}
 
 
-class OrtRunner(Runner):
+class OrtRunner(CudaSlots, Runner):
     def __init__(self, info, onnx_path_getter, cuda_index: int = 0, cuda_graph: bool = False, ep: str | None = None,
                  engine_cache=None):
         """``info``: the registry entry. ``onnx_path_getter()`` -> (path, seconds it took to make); called once,
@@ -126,10 +127,9 @@ class OrtRunner(Runner):
             return False
         stream_option = self.session.get_provider_options().get(PROVIDERS["cuda"], {}).get("user_compute_stream")
         if _pointer(stream_option) != self._stream.cuda_stream:
-            self.overlap = (f"off: the CUDA EP did not take the runner's stream (user_compute_stream is "
-                            f"{stream_option!r}); each game slot decides in turn")
+            self.close_slots(f"the CUDA EP did not take the runner's stream (user_compute_stream is {stream_option!r})")
             return False
-        if len(self.__dict__.get("_slots") or {}) < n:
+        if len(self._open() or {}) < n:
             import torch
             dev = f"cuda:{self._cuda_index}"
             if not hasattr(self, "_async"):
@@ -142,9 +142,7 @@ class OrtRunner(Runner):
             n_actions = self.session.get_outputs()[0].shape[-1]
             slots = {}
             for slot in range(n):
-                s = {"done": torch.cuda.Event(),
-                     "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
-                     "host_out": torch.zeros((1, n_actions), dtype=torch.float32).pin_memory()}
+                s = self._new_slot(n_actions)
                 if not self.cuda_graph:
                     s["device_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
                     s["device_out"] = torch.zeros((1, n_actions), dtype=torch.float32, device=dev)
@@ -159,13 +157,9 @@ class OrtRunner(Runner):
                             else "all on the session's stream, each with its own device input and output")
         return True
 
-    def close_slots(self, reason: str) -> None:
-        self._slots = None
-        self.overlap = f"off: {reason}; each game slot decides in turn"
-
     def submit(self, slot: int, batch: np.ndarray) -> None:
-        slots = self.__dict__.get("_slots")
-        if not slots:
+        slots = self._open()
+        if slots is None:
             return super().submit(slot, batch)
         import torch
         s = slots[slot]
@@ -176,14 +170,6 @@ class OrtRunner(Runner):
             self.session.run_with_iobinding(self.binding if self.cuda_graph else s["binding"], self._async)
             s["host_out"].copy_(device_out, non_blocking=True)
             s["done"].record(self._stream)
-
-    def fetch(self, slot: int) -> np.ndarray:
-        slots = self.__dict__.get("_slots")
-        if not slots:
-            return super().fetch(slot)
-        s = slots[slot]
-        s["done"].synchronize()
-        return s["host_out"].numpy()[0].copy()
 
     def infer_impl(self, batch: np.ndarray) -> np.ndarray:
         if self.info.device == "cpu":
@@ -228,7 +214,7 @@ def _session_saying_why(path: str, options, providers: list):
         with contextlib.redirect_stdout(said):
             session = ort.InferenceSession(path, options, providers=providers)
     finally:
-        ort.set_default_logger_severity(3)
+        ort.set_default_logger_severity(LOG_SEVERITY)
     error = next((line for line in said.getvalue().splitlines() if line.startswith("EP Error")), None)
     if error:
         error = error.removeprefix("EP Error").split(" when using [")[0].strip()

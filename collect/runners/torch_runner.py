@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from ..agent.protocol import OBSERVATION_SHAPE
-from .base import Runner, RuntimeUnavailable
+from .base import CudaSlots, Runner, RuntimeUnavailable
 
 
 def set_tf32(enabled: bool) -> None:
@@ -25,7 +25,7 @@ def tf32_state() -> dict:
 COMPILE_MODE = "default"
 
 
-class TorchRunner(Runner):
+class TorchRunner(CudaSlots, Runner):
     # Each slot's graph captured on the slot's own stream (see ``open_slots``); benchmarks/graph_overlap.py turns
     # it off to show the fault it prevents.
     capture_on_slot_stream = True
@@ -99,21 +99,15 @@ class TorchRunner(Runner):
         the stream it was captured on, such as the cuBLAS workspace PyTorch keeps per stream."""
         if self.info.device != "cuda" or n <= 1 or (self.overlap or "").startswith("off"):
             return False
-        if len(self.__dict__.get("_slots") or {}) < n:
+        if len(self._open() or {}) < n:
             self._slots = {slot: self._make_slot() for slot in range(n)}
         self.slot_design = "each on its own stream" + (" with its own graph" if self.cuda_graph else "")
         return True
 
-    def close_slots(self, reason: str) -> None:
-        self._slots = None
-        self.overlap = f"off: {reason}; each game slot decides in turn"
-
     def _make_slot(self) -> dict:
         dev = self._torch_device
         stream = torch.cuda.Stream(dev)
-        slot = {"stream": stream, "done": torch.cuda.Event(),
-                "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
-                "host_out": torch.zeros((1, self.num_actions), dtype=torch.float32).pin_memory()}
+        slot = {**self._new_slot(self.num_actions), "stream": stream}
         if self.cuda_graph:
             slot["static_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
             stream.wait_stream(torch.cuda.current_stream(dev))
@@ -129,8 +123,8 @@ class TorchRunner(Runner):
     def submit(self, slot: int, batch: np.ndarray) -> None:
         """With ``open_slots``' streams: the same kernels as ``infer`` (the graph per slot is a capture of the same
         model), issued on the slot's stream without waiting. Otherwise decided here and now."""
-        slots = self.__dict__.get("_slots")
-        if not slots:
+        slots = self._open()
+        if slots is None:
             return super().submit(slot, batch)
         s = slots[slot]
         s["host_in"].numpy()[...] = batch  # the slot's previous decision was fetched: its copies are done
@@ -143,14 +137,6 @@ class TorchRunner(Runner):
                 x = s["host_in"].to(self._torch_device, non_blocking=True)
                 s["host_out"].copy_(self.model(x).float(), non_blocking=True)
             s["done"].record(s["stream"])
-
-    def fetch(self, slot: int) -> np.ndarray:
-        slots = self.__dict__.get("_slots")
-        if not slots:
-            return super().fetch(slot)
-        s = slots[slot]
-        s["done"].synchronize()
-        return s["host_out"].numpy()[0].copy()
 
     def infer_impl(self, batch: np.ndarray) -> np.ndarray:
         if self.cuda_graph:
