@@ -4,7 +4,8 @@ flight per process, ``collect.engine``), side by side in one run on the same pre
     python benchmarks/play_throughput.py --driver torch-cuda-fp32-graph --configs 1x8,16x4,16x8 --seeds 64
     python benchmarks/play_throughput.py --driver torch-cuda-fp32 --shadows torch-cuda-fp16,torch-cuda-fp16-graph
 
-A config ``SxW`` is S slots in each of W processes (``1xW`` is the old engine). For each config: wall seconds,
+A config ``SxW`` is S slots in each of W processes (``1xW`` is the old engine); ``SxWm`` the same with the W
+processes sharing the GPU through a private CUDA MPS daemon (``collect.mps``). For each config: wall seconds,
 decisions per second in aggregate (the driver's and every shadow's batch=1 calls), and whether every episode —
 seed, score, action trace, shadow tallies — equals the first config's (it must: an episode depends only on its
 seed and the Q-values). Worker start-up (spawning, preparing, compiling) is not timed: every worker has
@@ -37,7 +38,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--driver", default="torch-cpu-fp32")
     ap.add_argument("--shadows", default="", help="comma-separated runtime ids shown every observation")
-    ap.add_argument("--configs", default="1x1,4x1", help="slots x workers, comma-separated")
+    ap.add_argument("--configs", default="1x1,4x1", help="slots x workers[m], comma-separated (m: through MPS)")
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--step-cap", type=int, default=None, help="cut every game at this many decisions")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
@@ -54,8 +55,10 @@ def main() -> int:
         print(f"unknown runtime {', '.join(unknown)}; known: {', '.join(specs)}", file=sys.stderr)
         return 2
     configs = args.configs.lower().split(",")
-    if not all(len(c.split("x")) == 2 and all(v.isdigit() and int(v) > 0 for v in c.split("x")) for c in configs):
-        print(f"--configs {args.configs}: give SLOTSxWORKERS pairs such as 1x8,16x4", file=sys.stderr)
+    if not all(len(c.split("x")) == 2 and all(v.isdigit() and int(v) > 0 for v in c.removesuffix("m").split("x"))
+               for c in configs):
+        print(f"--configs {args.configs}: give SLOTSxWORKERS pairs such as 1x8,16x4 (16x4m: through MPS)",
+              file=sys.stderr)
         return 2
     runners = {}
     for rid in (args.driver, *shadows):
@@ -76,9 +79,13 @@ def main() -> int:
     expect = json.loads(args.expect.read_text()).get(args.driver, {}) if args.expect else {}
     rows, first, ok = [], None, True
     for config in configs:
-        slots, workers = (int(v) for v in config.split("x"))
-        with Players(runners, workers, paths.AGENT_WEIGHTS, artifacts, 0, slots=slots) as players:
+        slots, workers = (int(v) for v in config.removesuffix("m").split("x"))
+        with Players(runners, workers, paths.AGENT_WEIGHTS, artifacts, 0, slots=slots,
+                     mps=config.endswith("m")) as players:
             players.wait_started()  # every worker started and prepared: the start is not timed
+            mps = players.mps_state()
+            if mps:
+                print(f"{config:>7}: MPS {mps}", flush=True)
             warm = [Task(args.driver, shadows, s, 5) for s in seeds[: max(1, slots * workers)]]
             list(players.run(warm))
             start = time.perf_counter()
@@ -101,7 +108,7 @@ def main() -> int:
         replayed = [e["actions"] == expect[str(e["seed"])] for e, _ in episodes if str(e["seed"]) in expect]
         row = {"config": config, "slots": slots, "workers": workers, "wall_s": round(wall, 2),
                "decisions": decisions, "decisions_per_s": round(decisions / wall),
-               "steps": sum(r[0].steps for _, r, _ in results), "same_episodes_as_first": same,
+               "steps": sum(r[0].steps for _, r, _ in results), "same_episodes_as_first": same, "mps": mps,
                "stored_traces_replayed": f"{sum(replayed)}/{len(replayed)}" if replayed else None,
                "differing": differing}
         rows.append(row)

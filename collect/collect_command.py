@@ -64,7 +64,8 @@ def reference_notice(reference: str | None, available: list[str], requested: lis
 
 
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
-                play_workers=None, resume=None, rounds=None, play_slots=None) -> int:
+                play_workers=None, resume=None, rounds=None, play_slots=None,
+                play_mps=False) -> int:
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None
@@ -116,7 +117,7 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
         else:
             ui = Lines(say)
         collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), profile,
-                              runtime_ids, cuda_index, label, ui, play_workers, stored, play_slots)
+                              runtime_ids, cuda_index, label, ui, play_workers, stored, play_slots, play_mps)
         available = [rid for rid, r in collector.reasons.items() if r is None]
         if not available:
             store.close()

@@ -69,7 +69,8 @@ def default_label(cuda_index: int = 0) -> str:
 class Collector:
     def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
                  runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None,
-                 play_workers: int | None = None, resuming: dict | None = None, play_slots: int | None = None):
+                 play_workers: int | None = None, resuming: dict | None = None, play_slots: int | None = None,
+                 play_mps: bool = False):
         """``resuming``: the stored run's row (``collect --resume``); its settings decide the protocol."""
         self.model, self.store, self.artifacts, self.profile = model, store, artifacts, profile
         self.cuda_index, self.label, self.resuming = cuda_index, label, resuming
@@ -83,7 +84,7 @@ class Collector:
         states = np.load(FIXED_STATES)
         self.states = states[: profile.num_states] if profile.num_states else states
         self.seeds = tuple(load_seeds()["play"])[: profile.looks[-1]]
-        self.play_workers, self.play_slots = play_workers, play_slots
+        self.play_workers, self.play_slots, self.play_mps = play_workers, play_slots, play_mps
         self.phase, self.runtime_id = "starting", None
         self.runners: dict = {}
 
@@ -280,9 +281,22 @@ class Collector:
         overlap = engine.open_slots(playing, slots)
         self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots,
                                                    "play_overlap": overlap}, sort_keys=True))
-        with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots) as players:
+        mps = self.play_mps and "cuda" in devices and workers > 1
+        with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots, mps=mps) as players:
             phase.players = players
+            if mps:
+                self._record_mps(players)
             phase.run()
+
+    def _record_mps(self, players) -> None:
+        """Whether the play processes really share the GPU through MPS: said and kept in ``settings.play_mps``."""
+        with self.ui.phase(f"play: {players.workers} processes start through the run's MPS daemon",
+                           players.workers) as tick:
+            tick(players.wait_started())
+        state = players.mps_state()
+        with self.ui.phase(f"play: MPS {state}", 1) as tick:
+            tick(1)
+        self.store.update_run(settings=json.dumps({**self._settings(), "play_mps": state}, sort_keys=True))
 
     def _settings(self) -> dict:
         return json.loads(self.store.con.execute("SELECT settings FROM runs WHERE run_id = ?",

@@ -52,9 +52,12 @@ def auto_slots(devices) -> int:
     return 16 if "cuda" in set(devices) else 1
 
 
-def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots):
+def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots, mps_env=None):
     from .interrupts import ignore_stop_signals
     ignore_stop_signals()
+    if mps_env:  # before anything starts CUDA
+        from .mps import as_worker
+        as_worker(mps_env)
     from .agent.protocol import make_eval_env
     from .artifacts import Artifacts
     from .model_input import load_model
@@ -90,9 +93,12 @@ class Players:
     """``with Players(...) as players: for task, result, fault in players.run(tasks)`` (in task order; ``fault``
     is the ``RuntimeFault`` of a task whose driver failed, else None)."""
 
-    def __init__(self, runners: dict, workers: int, model_path, artifacts, cuda_index: int, slots: int = 1):
-        """``workers`` processes (1: this one), each keeping ``slots`` games in flight (``engine.play_tasks``)."""
+    def __init__(self, runners: dict, workers: int, model_path, artifacts, cuda_index: int, slots: int = 1,
+                 mps: bool = False):
+        """``workers`` processes (1: this one), each keeping ``slots`` games in flight (``engine.play_tasks``);
+        ``mps``: the worker processes share the GPU through a private CUDA MPS daemon (``collect.mps``)."""
         self.workers, self.slots = workers, max(1, slots)
+        self.mps_wanted, self.mps = mps and workers > 1, None
         self.in_flight = max(1, workers) * self.slots  # games played at once
         self._originals = dict(runners)
         self.runners = {rid: r.for_play() for rid, r in runners.items()} if workers <= 1 else runners
@@ -102,9 +108,15 @@ class Players:
 
     def __enter__(self):
         if self.workers > 1:
+            env = {}
+            if self.mps_wanted:
+                from .mps import MpsDaemon
+                self.mps = MpsDaemon().__enter__()
+                self.mps.probe()
+                env = self.mps.env
             # spawn, not fork: the main process holds a CUDA context and threads that a fork cannot copy.
             self.executor = ProcessPoolExecutor(self.workers, multiprocessing.get_context("spawn"), _init,
-                                                self._initargs)
+                                                (*self._initargs, env))
         else:
             from .agent.protocol import make_eval_env
             self.envs = [make_eval_env() for _ in range(self.slots)]
@@ -119,6 +131,16 @@ class Players:
         while len(seen) < self.workers:
             seen.update(self.executor.map(_ready, [hold] * self.workers))
         return len(seen)
+
+    def mps_state(self) -> str | None:
+        """What MPS did for this pool, in words (None where it was not asked for). Call after ``wait_started``."""
+        if not self.mps_wanted:
+            return None
+        if self.mps is None or not self.mps.env:
+            return f"off: {self.mps.reason if self.mps else 'not started'}"
+        clients = set(self.mps.clients())
+        workers = {p.pid for p in self.processes()}
+        return f"on: {len(workers & clients)} of {len(workers)} play processes are clients of the run's MPS daemon"
 
     def run(self, tasks):
         tasks = list(tasks)
@@ -154,6 +176,13 @@ class Players:
                 if runner is not self._originals.get(rid, runner):
                     runner.close()
             return
+        try:
+            self._stop_workers(exc_type)
+        finally:
+            if self.mps is not None:
+                self.mps.__exit__(None, None, None)
+
+    def _stop_workers(self, exc_type):
         if exc_type is None:
             self.executor.shutdown(wait=True)
             return

@@ -88,6 +88,10 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
 @click.option("--play-slots", type=click.IntRange(1, 256), default=None,
               help="Games each play process keeps in flight, their batch=1 decisions issued together (same "
                    "results); default: 16 for GPU runtimes, 1 for CPU runtimes.")
+@click.option("--play-mps", is_flag=True,
+              help="GPU play processes share the GPU through a CUDA MPS daemon of this run's own (started for play, "
+                   "stopped after; the GPU's settings are not touched), instead of being time-sliced. Same results; "
+                   "without nvidia-cuda-mps-control, play goes on without it and the file says why.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
 @click.option("--resume", type=click.Path(path_type=Path), default=None,
@@ -96,7 +100,7 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
 @click.option("--rounds", type=click.IntRange(1, 50), default=None,
               help="Latency rounds per runtime (default 3), interleaved across runtimes.")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
-            quiet, list_runtimes, resume, rounds):
+            play_mps, quiet, list_runtimes, resume, rounds):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
@@ -106,7 +110,8 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     from collect.collect_command import run_collect
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
-                       play_workers=play_workers, resume=resume, rounds=rounds, play_slots=play_slots)
+                       play_workers=play_workers, resume=resume, rounds=rounds, play_slots=play_slots,
+                       play_mps=play_mps)
     sys.exit(code)
 
 
