@@ -284,19 +284,10 @@ class Collector:
         mps = self.play_mps and "cuda" in devices and workers > 1
         with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots, mps=mps) as players:
             phase.players = players
-            if mps:
-                self._record_mps(players)
+            if mps:  # whether the play processes really share the GPU through MPS: said, and kept
+                state = players.start_through_mps(self.ui)
+                self.store.update_run(settings=json.dumps({**self._settings(), "play_mps": state}, sort_keys=True))
             phase.run()
-
-    def _record_mps(self, players) -> None:
-        """Whether the play processes really share the GPU through MPS: said and kept in ``settings.play_mps``."""
-        with self.ui.phase(f"play: {players.workers} processes start through the run's MPS daemon",
-                           players.workers) as tick:
-            tick(players.wait_started())
-        state = players.mps_state()
-        with self.ui.phase(f"play: MPS {state}", 1) as tick:
-            tick(1)
-        self.store.update_run(settings=json.dumps({**self._settings(), "play_mps": state}, sort_keys=True))
 
     def _settings(self) -> dict:
         return json.loads(self.store.con.execute("SELECT settings FROM runs WHERE run_id = ?",

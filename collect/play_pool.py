@@ -142,6 +142,15 @@ class Players:
         workers = {p.pid for p in self.processes()}
         return f"on: {len(workers & clients)} of {len(workers)} play processes are clients of the run's MPS daemon"
 
+    def start_through_mps(self, ui) -> str | None:
+        """Start every worker (a progress phase of ``ui``) and say whether they are the MPS daemon's clients."""
+        with ui.phase(f"play: {self.workers} processes start through the run's MPS daemon", self.workers) as tick:
+            tick(self.wait_started())
+        state = self.mps_state()
+        with ui.phase(f"play: MPS {state}", 1) as tick:
+            tick(1)
+        return state
+
     def run(self, tasks):
         tasks = list(tasks)
         if self.executor is None:

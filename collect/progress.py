@@ -74,7 +74,11 @@ class Lines(Silent):
                 last = now
         try:
             yield tick
-        except BaseException:
+        except Exception as e:  # the phase could not be done (a runtime not available here, or failing): why
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            self.echo(f"{self._stamp()} {description}: not done at {done}/{total}: {why[:160]}")
+            raise
+        except BaseException:  # Ctrl-C, a stop signal
             self.echo(f"{self._stamp()} {description}: stopped at {done}/{total}")
             raise
         self.echo(f"{self._stamp()} {description}: {total}/{total} in {_duration(self.clock() - start)}")
