@@ -281,10 +281,10 @@ class Collector:
         overlap = engine.open_slots(playing, slots)
         self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots,
                                                    "play_overlap": overlap}, sort_keys=True))
-        mps = self.play_mps and "cuda" in devices and workers > 1
-        with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots, mps=mps) as players:
+        with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots,
+                     mps=self.play_mps) as players:
             phase.players = players
-            if mps:  # whether the play processes really share the GPU through MPS: said, and kept
+            if self.play_mps:  # whether the play processes really share the GPU through MPS: said, and kept
                 state = players.start_through_mps(self.ui)
                 self.store.update_run(settings=json.dumps({**self._settings(), "play_mps": state}, sort_keys=True))
             phase.run()

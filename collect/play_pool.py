@@ -98,7 +98,11 @@ class Players:
         """``workers`` processes (1: this one), each keeping ``slots`` games in flight (``engine.play_tasks``);
         ``mps``: the worker processes share the GPU through a private CUDA MPS daemon (``collect.mps``)."""
         self.workers, self.slots = workers, max(1, slots)
-        self.mps_wanted, self.mps = mps and workers > 1, None
+        gpu = any(getattr(getattr(r, "info", None), "device", None) == "cuda" for r in runners.values())
+        self.mps_asked, self.mps = mps, None
+        self.mps_off = None if not mps else ("no GPU runtime plays" if not gpu else
+                                             "play runs in one process" if workers <= 1 else None)
+        self.mps_wanted = mps and self.mps_off is None
         self.in_flight = max(1, workers) * self.slots  # games played at once
         self._originals = dict(runners)
         self.runners = {rid: r.for_play() for rid, r in runners.items()} if workers <= 1 else runners
@@ -134,8 +138,10 @@ class Players:
 
     def mps_state(self) -> str | None:
         """What MPS did for this pool, in words (None where it was not asked for). Call after ``wait_started``."""
-        if not self.mps_wanted:
+        if not self.mps_asked:
             return None
+        if self.mps_off:
+            return f"off: {self.mps_off}"
         if self.mps is None or not self.mps.env:
             return f"off: {self.mps.reason if self.mps else 'not started'}"
         clients = set(self.mps.clients())
@@ -144,8 +150,9 @@ class Players:
 
     def start_through_mps(self, ui) -> str | None:
         """Start every worker (a progress phase of ``ui``) and say whether they are the MPS daemon's clients."""
-        with ui.phase(f"play: {self.workers} processes start through the run's MPS daemon", self.workers) as tick:
-            tick(self.wait_started())
+        if self.mps_wanted:
+            with ui.phase(f"play: {self.workers} processes start through the run's MPS daemon", self.workers) as tick:
+                tick(self.wait_started())
         state = self.mps_state()
         with ui.phase(f"play: MPS {state}", 1) as tick:
             tick(1)

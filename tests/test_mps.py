@@ -6,17 +6,20 @@ the real one does, to test what the daemon wrapper asks and how it reads the ans
 become its clients was measured on the H200 (docs/gpu-run.md §7). What must hold everywhere: without the control
 program, or when a CUDA client through it fails, play goes on as plain processes with the same episodes, and the
 pool says why."""
+import json
 import os
 import stat
 from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
 from collect import paths
 from collect.mps import MpsDaemon
 from collect.play_pool import Players, Task
 from collect.progress import Lines
+from rtreport.cli import main
 from collect.store import STORAGE_NUMBER, RunStore, compact, storage_number
 from test_engine import _one_at_a_time, _plain, prepared  # noqa: F401  (the module's prepared runners)
 
@@ -75,7 +78,8 @@ def test_a_daemon_that_does_not_start_or_cannot_serve_cuda_says_why(tmp_path, mo
     assert "cmd=quit" in log.read_text()
 
 
-def test_play_asked_to_use_mps_without_it_plays_the_same_games_and_says_why(prepared, tmp_path, monkeypatch):  # noqa: F811
+def test_play_asked_to_use_mps_with_cpu_runtimes_plays_the_same_games_and_says_why_not(prepared, tmp_path,  # noqa: F811
+                                                                                        monkeypatch):
     runners, artifacts = prepared
     exe, log = _stand_in(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
@@ -86,12 +90,23 @@ def test_play_asked_to_use_mps_without_it_plays_the_same_games_and_says_why(prep
     with Players(used, 2, paths.AGENT_WEIGHTS, artifacts, 0, slots=2, mps=True) as players:
         state = players.start_through_mps(Lines(said.append))
         results = list(players.run(tasks))
-    assert state.startswith("off: a CUDA client through the MPS daemon failed")
-    assert "play: 2 processes start through the run's MPS daemon: 2/2" in said[0] and state in said[1]
+    assert state == "off: no GPU runtime plays" and len(said) == 1 and state in said[0]
     assert [_plain(r) for _, r, _ in results] == expected
-    assert "cmd=quit" in log.read_text()
-    with Players(used, 1, paths.AGENT_WEIGHTS, artifacts, 0, mps=True) as players:
-        assert players.mps_state() is None  # one process: nothing to share the GPU with
+    assert not log.exists()  # no daemon was started for CPU runtimes
+    with Players(used, 2, paths.AGENT_WEIGHTS, artifacts, 0, mps=False) as players:
+        assert players.mps_state() is None  # not asked: nothing said
+
+
+def test_play_mps_where_no_gpu_runtime_plays_is_recorded_as_off_with_why(tmp_path):
+    out = tmp_path / "run.duckdb"
+    result = CliRunner().invoke(main, ["collect", "--quick", "--runtimes", "torch-cpu-fp32", "--out", str(out),
+                                       "--play-mps", "--artifacts", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    assert "play: MPS off: no GPU runtime plays" in result.output
+    con = duckdb.connect(str(out), read_only=True)
+    settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
+    con.close()
+    assert settings["play_mps"] == "off: no GPU runtime plays"
 
 
 def test_run_files_are_written_in_the_oldest_storage_format_and_compaction_brings_newer_ones_back(tmp_path):
