@@ -122,10 +122,11 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
     name = (lambda x: meanings[x] if x < len(meanings) else str(x))
     share = n / sum(pairs.values())
     states = group[0].agreement["states"]
-    every = len({r.shadow["episodes"] for r in group}) == 1 and all(
-        r.shadow["episodes_with_flip"] == r.shadow["episodes"] for r in group)
+    # the runtimes may have shadowed different numbers of games (one decided at an earlier look): a range then
+    every = all(r.shadow["episodes_with_flip"] == r.shadow["episodes"] for r in group)
+    low, high = min(r.shadow["episodes"] for r in group), max(r.shadow["episodes"] for r in group)
     return t("find_story_every" if every else "find_story", runtimes=t("sep").join(r.rows.title for r in group),
              states=states,
              games=f"{min(r.shadow['episodes_with_flip'] for r in group):,}",
-             episodes=f"{group[0].shadow['episodes']:,}", median=f"{np.median(firsts):.0f}",
+             episodes=f"{low:,}" if low == high else f"{low:,}–{high:,}", median=f"{np.median(firsts):.0f}",
              pair=f"{name(a)}→{name(b)}", share=pct(share, 0))

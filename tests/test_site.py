@@ -312,3 +312,27 @@ def test_the_overview_says_how_many_seeds_each_run_played(quick_run, tmp_path):
         played[label] = (n, len(json.loads(seeds)["seeds"]))
     for label, (n, listed) in played.items():
         assert f"{n:,} of {listed:,} pre-registered seeds played, ε = 0.01 ({label})" in text, label
+
+
+def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_different_numbers():
+    """Runtimes decided at different looks shadowed different numbers of games: every game of each flipped, so the
+    page says 'every one of the 900–1,200 games', never 'at least 900 of 900' (what it said on the H200 file)."""
+    from types import SimpleNamespace as NS
+    from site_gen.findings import fixed_states_vs_play
+    said = {}
+
+    def t(key, **kw):
+        said.update(key=key, **kw)
+        return key
+
+    def runtime(title, episodes):
+        return NS(rows=NS(title=title), agreement={"same_actions": 60, "states": 60},
+                  shadow={"flips": episodes * 3, "episodes_with_flip": episodes, "episodes": episodes,
+                          "first_flip_steps": [20, 30], "pairs": {(3, 0): 5, (0, 3): 1}})
+    res = NS(runtimes=[runtime("A", 900), runtime("B", 1200)],
+             rows=NS(run={"protocol": {"action_meanings": ["NOOP", "FIRE", "RIGHT", "LEFT"]}}))
+    fixed_states_vs_play(res, t)
+    assert said["key"] == "find_story_every" and said["episodes"] == "900–1,200" and said["pair"] == "LEFT→NOOP"
+    res.runtimes[1].shadow["episodes_with_flip"] = 1100
+    fixed_states_vs_play(res, t)
+    assert said["key"] == "find_story" and said["games"] == "900" and said["episodes"] == "900–1,200"
