@@ -280,7 +280,7 @@ class Collector:
         # the self-check here, where it is recorded (each worker process runs its own before its first game)
         overlap = engine.open_slots(playing, slots)
         self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots,
-                                                   "play_overlap": overlap}, sort_keys=True))
+                                                   "play_overlap": overlap, "play_mps": None}, sort_keys=True))
         with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots,
                      mps=self.play_mps) as players:
             phase.players = players

@@ -11,7 +11,8 @@ The daemon is this run's own: its pipe and log folders are a fresh temporary fol
 (``CUDA_MPS_PIPE_DIRECTORY``), so the main process, which measures latency, and any other program on the machine
 stay plain CUDA clients. It changes none of the GPU's settings (compute mode, clocks, MIG) and is shut down when
 play ends. Where ``nvidia-cuda-mps-control`` is missing or does not start, play goes on without it and the run
-records why.
+records why. A run killed outright (SIGKILL) cannot stop its daemon: ``echo quit | CUDA_MPS_PIPE_DIRECTORY=<the
+run's /tmp/rtreport-mps-*/pipe> nvidia-cuda-mps-control`` does.
 """
 from __future__ import annotations
 
@@ -103,7 +104,3 @@ class MpsDaemon:
         self.env = {}
         return False
 
-
-def as_worker(env: dict) -> None:
-    """In a worker process, before anything starts CUDA: become a client of the run's daemon."""
-    os.environ.update(env)

@@ -55,9 +55,7 @@ def auto_slots(devices) -> int:
 def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots, mps_env=None):
     from .interrupts import ignore_stop_signals
     ignore_stop_signals()
-    if mps_env:  # before anything starts CUDA
-        from .mps import as_worker
-        as_worker(mps_env)
+    os.environ.update(mps_env or {})  # a client of the run's MPS daemon (collect.mps), before anything starts CUDA
     from .agent.protocol import make_eval_env
     from .artifacts import Artifacts
     from .model_input import load_model
@@ -102,13 +100,16 @@ class Players:
         self.mps_asked, self.mps = mps, None
         self.mps_off = None if not mps else ("no GPU runtime plays" if not gpu else
                                              "play runs in one process" if workers <= 1 else None)
-        self.mps_wanted = mps and self.mps_off is None
         self.in_flight = max(1, workers) * self.slots  # games played at once
         self._originals = dict(runners)
         self.runners = {rid: r.for_play() for rid, r in runners.items()} if workers <= 1 else runners
         self._initargs = (str(model_path), str(artifacts.folder), artifacts.made(), tuple(runners), cuda_index,
                           {rid: r.worker_args() for rid, r in runners.items()}, self.slots)
         self.executor = None
+
+    @property
+    def mps_wanted(self) -> bool:
+        return self.mps_asked and self.mps_off is None
 
     def __enter__(self):
         if self.workers > 1:

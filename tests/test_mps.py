@@ -107,6 +107,12 @@ def test_play_mps_where_no_gpu_runtime_plays_is_recorded_as_off_with_why(tmp_pat
     settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
     con.close()
     assert settings["play_mps"] == "off: no GPU runtime plays"
+    # the key says how this session played: a resume without --play-mps does not keep the earlier session's
+    result = CliRunner().invoke(main, ["collect", "--resume", str(out), "--rounds", "4"])
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(str(out), read_only=True)
+    assert json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])["play_mps"] is None
+    con.close()
 
 
 def test_run_files_are_written_in_the_oldest_storage_format_and_compaction_brings_newer_ones_back(tmp_path):
