@@ -1,5 +1,6 @@
 """The concurrent play engine: one process keeps many games in flight ("slots"), each with its own emulator, and
-at every round issues all of their batch=1 decisions before waiting for any (``Runner.submit``/``fetch``). A
+each slot's batch=1 decisions are issued as soon as its previous ones are in, before waiting for any other
+(``Runner.submit``/``ready``/``fetch``). A
 runtime that overlaps them keeps the GPU busy from one process instead of time-slicing it between many, once its
 self-check has found every overlapped decision bit-identical to ``infer`` (``open_slots`` below): PyTorch CUDA,
 eager and graphs (a stream per slot, and a graph per slot captured on it), and ONNX Runtime's CUDA EP (its
@@ -90,19 +91,36 @@ def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) 
 
 
 def play_tasks(runners: dict, envs: list, tasks):
-    """Play ``tasks`` (``play_pool.Task``) in ``len(envs)`` slots; yields (position in ``tasks``, result), result
-    being (Episode, seconds, {runtime id: Shadow}, margin counts) or the task's ``RuntimeFault``, in the order
-    the games end. ``runners``: {runtime id: prepared runner, or the reason it could not be prepared (str)}."""
+    """Play ``tasks`` (``play_pool.Task``) in ``len(envs)`` slots; yields (key, result), result being (Episode,
+    seconds, {runtime id: Shadow}, margin counts) or the task's ``RuntimeFault``, in the order the games end.
+    ``runners``: {runtime id: prepared runner, or the reason it could not be prepared (str)}. ``tasks``: a list
+    (keys: positions in it), or a callable ``next_task(block)`` giving (key, task), or None when there is none
+    (``block``: no game is in flight, so wait for one; None then ends the engine). Tasks may be added between the
+    results (the play scheduler does: a candidate's own game follows the reference's game on the same seed).
+
+    Each slot decides as soon as its previous decision is in: the engine takes the oldest slot whose decisions are
+    all done (else waits for the oldest), advances its game and submits that slot's next decisions at once, so
+    the GPU always holds every game's next decision while this process steps the emulators."""
     open_slots(runners, len(envs))
-    queue = deque(enumerate(tasks))
-    playing: dict = {}  # slot -> (position, task, measure.ShadowedGame)
+    if callable(tasks):
+        next_task = tasks
+    else:
+        queue = deque(enumerate(tasks))
+
+        def next_task(block):
+            return queue.popleft() if queue else None
     free = list(range(len(envs)))[::-1]
-    while queue or playing:
-        while free and queue:  # fill the free slots
-            position, task = queue.popleft()
+    playing: dict = {}  # slot -> _InPlay
+    order: deque = deque()  # slots whose decisions are in flight, the oldest first
+    while True:
+        while free:  # fill the free slots
+            item = next_task(not playing)
+            if item is None:
+                break
+            key, task = item
             driver = runners.get(task.driver, "not prepared in this process")
             if isinstance(driver, str):
-                yield position, RuntimeFault(task.driver, driver)
+                yield key, RuntimeFault(task.driver, driver)
                 continue
             shadows = [rid for rid in task.shadows if not isinstance(runners.get(rid, ""), str)]
             slot = free.pop()
@@ -110,38 +128,78 @@ def play_tasks(runners: dict, envs: list, tasks):
             for rid in task.shadows:
                 if rid not in shadows:
                     game.tallies[rid] = measure.Shadow(error=runners.get(rid, "not prepared in this process"))
-            playing[slot] = (position, task, game)
-        asked, refused = {}, {}  # refused: (slot, runtime id) -> what submit raised
-        for slot, (_, _, game) in playing.items():  # every slot's decisions in flight ...
-            x = game.observation[None]
-            asked[slot] = game.wanted()
-            for rid in asked[slot]:
-                try:
-                    runners[rid].submit(slot, x)
-                except Exception as e:
-                    refused[slot, rid] = e
-        for slot in list(playing):  # ... before the first is awaited
-            position, task, game = playing[slot]
-            q = {}
-            for rid in asked[slot]:
-                if (slot, rid) in refused:
-                    q[rid] = refused[slot, rid]
-                    continue
-                try:
-                    q[rid] = runners[rid].fetch(slot)
-                except Exception as e:
-                    q[rid] = e
-            if isinstance(q[task.driver], BaseException):
-                e = q[task.driver]
-                del playing[slot]
-                free.append(slot)
-                yield position, RuntimeFault(task.driver, f"{type(e).__name__}: {e}")
+            playing[slot] = _InPlay(key, task, game)
+            playing[slot].submit(runners, slot)
+            order.append(slot)
+        if not playing:
+            return
+        slot = _next_ready(runners, playing, order)
+        now = playing[slot]
+        q = now.fetch(runners, slot)
+        driver_q = q[now.task.driver]
+        if isinstance(driver_q, BaseException):
+            del playing[slot]
+            free.append(slot)
+            yield now.key, RuntimeFault(now.task.driver, f"{type(driver_q).__name__}: {driver_q}")
+            continue
+        now.game.advance(q)
+        if now.game.done:
+            del playing[slot]
+            free.append(slot)
+            yield now.key, now.game.result()
+        else:
+            now.submit(runners, slot)
+            order.append(slot)
+
+
+LOOK_AHEAD = 4  # slots checked for a finished decision before waiting for the oldest
+
+
+def _next_ready(runners: dict, playing: dict, order: deque) -> int:
+    """The oldest of the first ``LOOK_AHEAD`` slots in flight whose decisions are all done, else the oldest;
+    removed from ``order``."""
+    for i in range(min(LOOK_AHEAD, len(order))):
+        slot = order[i]
+        if playing[slot].ready(runners, slot):
+            del order[i]
+            return slot
+    return order.popleft()
+
+
+class _InPlay:
+    """One slot's game and the decisions it has in flight."""
+    __slots__ = ("key", "task", "game", "asked", "refused")
+
+    def __init__(self, key, task, game):
+        self.key, self.task, self.game = key, task, game
+        self.asked, self.refused = [], {}
+
+    def submit(self, runners: dict, slot: int) -> None:
+        x = self.game.observation[None]
+        self.asked, self.refused = self.game.wanted(), {}
+        for rid in self.asked:
+            try:
+                runners[rid].submit(slot, x)
+            except Exception as e:  # raised again where the engine expects a runtime's failure
+                self.refused[rid] = e
+
+    def ready(self, runners: dict, slot: int) -> bool:
+        try:
+            return all(rid in self.refused or runners[rid].ready(slot) for rid in self.asked)
+        except Exception:  # fetch will say what is wrong
+            return True
+
+    def fetch(self, runners: dict, slot: int) -> dict:
+        q = {}
+        for rid in self.asked:
+            if rid in self.refused:
+                q[rid] = self.refused[rid]
                 continue
-            game.advance(q)
-            if game.done:
-                del playing[slot]
-                free.append(slot)
-                yield position, game.result()
+            try:
+                q[rid] = runners[rid].fetch(slot)
+            except Exception as e:
+                q[rid] = e
+        return q
 
 
 def in_task_order(results, count: int):

@@ -12,6 +12,9 @@ every candidate anyway, a standing check of the rule.
 """
 from __future__ import annotations
 
+import contextlib
+import heapq
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,78 +75,222 @@ class PlayPhase:
 
     # -- playing ---------------------------------------------------------------------------------------
     def run(self) -> None:
+        carried: dict = {}  # the next look's reference games started in this look's tail
         for k in range(len(self.design.looks)):
             active = self.active()
             # the reference plays the first look even alone (its own scores); later looks only for candidates
             if (not active and k > 0) or self.reference in self.failed:
+                if any(v is None for v in carried.values()):
+                    self.players.abandon()  # games started ahead that no look needs
                 return
             self.where(f"play, look {k + 1} of {len(self.design.looks)}")
-            self._reference_with_shadows(k, active)
-            for c in active:
-                if c not in self.failed:
-                    self._own_play(k, c, active)
-
-    def _reference_with_shadows(self, k: int, active: list[str]) -> None:
-        seeds = self.design.at(k)
-        played = self._episodes(self.reference)
-        shadowed = self._shadowed()
-        tasks = []
-        for s in seeds:
-            owed = tuple(c for c in active if (c, s) not in shadowed)
-            if s not in played or owed:
-                tasks.append(Task(self.reference, owed, s, self.design.step_cap))
-        if not tasks:
-            return
-        check = set(self.design.seeds[: self.design.check_seeds])
-        stored_traces = {s: a for s, a in self.store.con.execute(
-            "SELECT seed, actions FROM episodes WHERE run_id = ? AND runtime_id = ?",
-            [self.store.run_id, self.reference]).fetchall()}
-        have = {rid: set(self._episodes(rid)) for rid in active}
-        label = f"play look {k + 1}: {self.reference}" + (f" + {len(active)} shadowing" if active else "")
-        with self.ui.phase(label, len(tasks), self.players.in_flight) as tick:
-            for task, result, fault in self.players.run(tasks):
-                if fault:
-                    self._fail(fault.runtime_id, fault.message)
-                    return
-                episode, seconds, tallies, margins = result
-                if task.seed in stored_traces and list(stored_traces[task.seed]) != list(episode.actions):
-                    self._fail(self.reference, f"replaying seed {task.seed} to catch up shadows gave another "
-                                               "episode than the stored one: its play is not deterministic")
-                    return
-                for rid, t in tallies.items():
-                    if t.error:
-                        self._fail(rid, t.error)
-                establish = [rid for rid, t in tallies.items() if not t.error and t.first_flip is None
-                             and t.decisions == episode.steps and task.seed not in check
-                             and task.seed not in have[rid]]
-                self.store.add_episode(self.reference, episode, self.design.step_cap, seconds, tallies, margins,
-                                       flips=True, establish=establish)
-                tick(1)
-
-    def _own_play(self, k: int, c: str, active: list[str]) -> None:
-        """``c`` plays the seeds it has no episode for; later candidates that also lack one shadow it, and take
-        its episode where they match it at every step."""
-        seeds = [s for s in self.design.at(k) if s not in self._episodes(c)]
-        if not seeds:
-            return
-        later = [d for d in active[active.index(c) + 1:] if d not in self.failed]
-        check = set(self.design.seeds[: self.design.check_seeds])
-        lacking = {d: set(self._episodes(d)) for d in later}
-        tasks = [Task(c, tuple(d for d in later if s not in lacking[d] and s not in check), s, self.design.step_cap,
-                      until_first_flip=True) for s in seeds]
-        with self.ui.phase(f"play look {k + 1}: {c} on {len(seeds)} seeds where it can differ", len(tasks),
-                           self.players.in_flight) as tick:
-            for task, result, fault in self.players.run(tasks):
-                if fault:
-                    self._fail(fault.runtime_id, fault.message)
-                    return
-                episode, seconds, tallies, margins = result
-                establish = [rid for rid, t in tallies.items() if not t.error and t.first_flip is None
-                             and t.decisions == episode.steps]
-                self.store.add_episode(c, episode, self.design.step_cap, seconds, tallies, margins,
-                                       establish=establish)
-                tick(1)
+            carried = _Look(self, k, active).play(carried)
 
     def _fail(self, rid: str, reason: str) -> None:
         self.failed.add(rid)
         self.mark_failed(rid, f"play: {reason}")
+
+
+class _Look:
+    """One look's games, pipelined seed by seed: on each seed the reference plays with every active candidate
+    shadowing it (the whole game); then, in the candidates' order, each candidate still without an episode on that
+    seed plays its own, shadowed by the later candidates that still lack one (until their first different action).
+    A seed's next game starts as soon as its previous one ends, while the reference plays the look's other seeds,
+    so no game waits for a whole phase to end; a seed's own games go before new reference games. What each game
+    is given depends only on the games before it on the same seed, so the file holds exactly what playing the
+    phases one after another (reference, then each candidate in turn) gives."""
+
+    def __init__(self, phase: PlayPhase, k: int, active: list[str]):
+        self.phase, self.k, self.active = phase, k, active
+        d, store, ref = phase.design, phase.store, phase.reference
+        self.seeds = d.at(k)
+        self.check = set(d.seeds[: d.check_seeds])
+        self.have = {rid: set(phase._episodes(rid)) for rid in dict.fromkeys([ref, *active])}
+        self.traces = {s: a for s, a in store.con.execute(
+            "SELECT seed, actions FROM episodes WHERE run_id = ? AND runtime_id = ?", [store.run_id, ref]).fetchall()}
+        self.pending: list = []  # heap of (priority, order, task): a seed's own games (0) before new reference games (1)
+        self.order = itertools.count()
+        self.progress: dict = {}  # runtime id -> [context manager, tick, done, total]
+
+    def _push(self, task: Task | None, priority: int) -> None:
+        if task is not None:
+            heapq.heappush(self.pending, (priority, next(self.order), task))
+
+    def _own_after(self, seed: int, position: int) -> Task | None:
+        """The next candidate after ``active[position]`` that has no episode on ``seed``: its own game, shadowed by
+        the later candidates that have none either (the first ``check_seeds`` seeds excepted)."""
+        for j in range(position + 1, len(self.active)):
+            c = self.active[j]
+            if c in self.phase.failed or seed in self.have[c]:
+                continue
+            later = tuple(d for d in self.active[j + 1:] if d not in self.phase.failed and seed not in self.have[d]
+                          and seed not in self.check)
+            return Task(c, later, seed, self.phase.design.step_cap, until_first_flip=True)
+        return None
+
+    def play(self, carried: dict) -> dict:
+        """Play the look. ``carried``: {reference task: (result, fault), or None while in flight} of this look's
+        seeds, started in the previous look's tail before it was known which candidates this look still has;
+        their tallies of candidates no longer active are dropped, so the file holds what waiting would give.
+        Returns the same for the next look: once this look has no game left to start and a slot would stand
+        idle, the reference starts the next look's new seeds, every active candidate shadowing it."""
+        phase, ref, players = self.phase, self.phase.reference, self.phase.players
+        shadowed = phase._shadowed()
+        reference_games, done_early, mine = 0, [], 0
+        carried_for = {task.seed: task for task in carried}
+        for s in self.seeds:
+            owed = tuple(c for c in self.active if (c, s) not in shadowed)
+            if s not in self.have[ref] or owed:
+                reference_games += 1
+                task = carried_for.get(s)
+                if task is None:
+                    self._push(Task(ref, owed, s, phase.design.step_cap), 1)
+                elif carried[task] is None:
+                    mine += 1  # in flight: it comes back among this look's results
+                else:
+                    done_early.append((task, *carried[task]))
+            else:
+                self._push(self._own_after(s, -1), 0)
+        ahead = self._ahead(shadowed)
+        started_ahead: set = set()
+        finished_ahead: dict = {}
+        capacity = players.in_flight + (players.workers if players.workers > 1 else 0)
+        with contextlib.ExitStack() as stack:
+            self._open_progress(stack, reference_games)
+            for task, result, fault in done_early:
+                if not self._ended(task, result, fault):
+                    return {}
+            while self.pending or mine:
+                while self.pending and players.outstanding < capacity:
+                    task = heapq.heappop(self.pending)[2]
+                    players.put(task, task)
+                    mine += 1
+                while not self.pending and ahead and players.outstanding < capacity:
+                    task = ahead.pop(0)
+                    players.put(task, task)
+                    started_ahead.add(task)
+                task, result, fault = players.next_result()
+                if task in started_ahead:
+                    started_ahead.discard(task)
+                    finished_ahead[task] = (result, fault)
+                    continue
+                mine -= 1
+                if not self._ended(task, result, fault):
+                    return {}
+        return {**dict.fromkeys(started_ahead), **finished_ahead}
+
+    def _ahead(self, shadowed: set) -> list:
+        """The reference games the next look will need whatever this look decides: its new seeds, which neither the
+        reference nor any candidate has played (none after the last look)."""
+        d, ref = self.phase.design, self.phase.reference
+        if self.k + 1 >= len(d.looks) or not self.active:
+            return []
+        nobody = {s for _, s in shadowed}
+        return [Task(ref, tuple(self.active), s, d.step_cap) for s in d.at(self.k + 1)[len(self.seeds):]
+                if s not in self.have[ref] and s not in nobody]
+
+    def _ended(self, task: Task, result, fault) -> bool:
+        """A game of this look ended: stored, and its seed's next game pushed. False: the reference failed."""
+        if task.driver == self.phase.reference:
+            if not self._reference_game(task, result, fault):
+                self.phase.players.abandon()
+                return False
+            self._push(self._own_after(task.seed, -1), 0)
+        else:
+            self._own_game(task, result, fault)
+            self._push(self._own_after(task.seed, self.active.index(task.driver)), 0)
+        return True
+
+    def _reference_game(self, task: Task, result, fault) -> bool:
+        phase, ref = self.phase, self.phase.reference
+        if fault:
+            phase._fail(fault.runtime_id, fault.message)
+            return False
+        episode, seconds, tallies, margins = result
+        if task.seed in self.traces and list(self.traces[task.seed]) != list(episode.actions):
+            phase._fail(ref, f"replaying seed {task.seed} to catch up shadows gave another episode than the stored "
+                             "one: its play is not deterministic")
+            return False
+        # a game started ahead was shadowed by the previous look's candidates: only this look's count
+        tallies = {rid: t for rid, t in tallies.items() if rid in self.active and rid not in phase.failed}
+        for rid, t in tallies.items():
+            if t.error:
+                phase._fail(rid, t.error)
+                self._stop_progress(rid, t.error)
+        establish = [rid for rid, t in tallies.items() if not t.error and t.first_flip is None
+                     and t.decisions == episode.steps and task.seed not in self.check
+                     and task.seed not in self.have[rid]]
+        phase.store.add_episode(ref, episode, phase.design.step_cap, seconds, tallies, margins, flips=True,
+                                establish=establish)
+        self._got(ref, task.seed)
+        for rid in establish:
+            self._got(rid, task.seed)
+        return True
+
+    def _own_game(self, task: Task, result, fault) -> None:
+        phase, c = self.phase, task.driver
+        if c in phase.failed:
+            return
+        if fault:
+            phase._fail(fault.runtime_id, fault.message)
+            self._stop_progress(c, fault.message)
+            return
+        episode, seconds, tallies, margins = result
+        tallies = {rid: t for rid, t in tallies.items() if rid not in phase.failed}
+        establish = [rid for rid, t in tallies.items() if not t.error and t.first_flip is None
+                     and t.decisions == episode.steps]
+        phase.store.add_episode(c, episode, phase.design.step_cap, seconds, tallies, margins, establish=establish)
+        for rid in (c, *establish):
+            self._got(rid, task.seed)
+
+    # -- progress: one line per runtime, episodes done (played or established) of those the look owes ----------
+    def _open_progress(self, stack, reference_games: int) -> None:
+        phase, k = self.phase, self.k
+        ref = phase.reference
+        owed = {ref: reference_games}
+        for c in self.active:
+            owed[c] = sum(s not in self.have[c] for s in self.seeds)
+        for rid, total in owed.items():
+            if not total:
+                continue
+            label = (f"play look {k + 1}: {ref}" + (f" + {len(self.active)} shadowing" if self.active else "")
+                     if rid == ref else f"play look {k + 1}: {rid}, own games or taken by the reuse rule")
+            closable = _Closable(phase.ui.phase(label, total, phase.players.in_flight))
+            self.progress[rid] = [closable, stack.enter_context(closable), 0, total]
+
+    def _got(self, rid: str, seed: int) -> None:
+        new = rid == self.phase.reference or seed not in self.have[rid]
+        self.have.setdefault(rid, set()).add(seed)
+        p = self.progress.get(rid)
+        if p is None or not new:
+            return
+        p[1](1)
+        p[2] += 1
+        if p[2] >= p[3]:
+            p[0].close()
+
+    def _stop_progress(self, rid: str, why: str) -> None:
+        p = self.progress.get(rid)
+        if p is not None:
+            p[0].close(RuntimeError(why))
+
+
+class _Closable:
+    """A progress phase (``ui.phase``) that can end before the look does, once (``close``), or with the look."""
+
+    def __init__(self, cm):
+        self.cm, self.closed = cm, False
+
+    def __enter__(self):
+        return self.cm.__enter__()
+
+    def close(self, error: BaseException | None = None) -> None:
+        if not self.closed:
+            self.closed = True
+            self.cm.__exit__(type(error) if error else None, error, None)
+
+    def __exit__(self, exc_type, exc, tb):
+        if not self.closed:
+            self.closed = True
+            return self.cm.__exit__(exc_type, exc, tb)
+        return False

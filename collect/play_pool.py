@@ -2,21 +2,26 @@
 prepared copy of the same runtimes.
 
 A task is one episode: a driver runtime plays a seed while shadow runtimes are shown every observation
-(``measure.ShadowedGame``); each process keeps several in flight (``engine.play_tasks``, ``slots``). An
-episode's outcome depends only on its seed and the Q-values the runtimes return, so playing seeds in parallel
-gives exactly what playing them one after another gives (tests/test_collect.py and tests/test_engine.py
-check it). Each worker makes its runners from the artifacts the main process already made (the same ONNX
-files, the same TensorRT engine) rather than building its own.
+(``measure.ShadowedGame``); each process keeps several in flight (``engine.play_tasks``, ``slots``) and takes a
+new task as soon as one of its games ends, so no slot waits for the longest game of a batch. Tasks go to the
+workers through one queue and each game's result comes back as it ends; the caller (``play.PlayPhase``) may add
+tasks while games are in flight. An episode's outcome depends only on its seed and the Q-values the runtimes
+return, so playing seeds in parallel gives exactly what playing them one after another gives
+(tests/test_collect.py and tests/test_engine.py check it). Each worker makes its runners from the artifacts the
+main process already made (the same ONNX files, the same TensorRT engine) rather than building its own.
 
-Workers ignore Ctrl-C, SIGTERM and SIGHUP: the main process is interrupted, stops the pool and keeps every
+Workers ignore Ctrl-C, SIGTERM and SIGHUP: the main process is interrupted, stops the workers and keeps every
 episode it has already stored. A worker that dies (a crash in a runtime's native code, the kernel's OOM killer)
-breaks the pool: the episodes still owed raise ``BrokenProcessPool`` instead of the run waiting forever.
+breaks the pool: waiting for a result then raises ``BrokenProcessPool`` instead of the run waiting forever.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+import queue as queues
+import traceback
+from collections import deque
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from .engine import RuntimeFault, in_task_order, play_tasks
@@ -75,21 +80,37 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
     _worker["__envs__"] = [make_eval_env() for _ in range(slots)]
 
 
-def _ready(hold: float) -> int:
-    import time
-    time.sleep(hold)  # holds this worker, so that the others take the rest of the round
-    return os.getpid()
+def _serve(tasks, results, *initargs) -> None:
+    """A worker process: prepare (``_init``), say so, then play tasks from ``tasks`` until its stop mark (None),
+    each game's result put on ``results`` as it ends."""
+    try:
+        _init(*initargs)
+        results.put(("ready", os.getpid(), None))
+        stopping = False
 
+        def next_task(block):
+            nonlocal stopping
+            if stopping:
+                return None
+            try:
+                item = tasks.get() if block else tasks.get_nowait()
+            except queues.Empty:
+                return None
+            stopping = item is None
+            return item
 
-def _play(tasks: list):
-    """A chunk of tasks in this worker's slots: [(position in the chunk, result or RuntimeFault)]."""
-    runners = {k: v for k, v in _worker.items() if k != "__envs__"}
-    return list(play_tasks(runners, _worker["__envs__"], tasks))
+        runners = {k: v for k, v in _worker.items() if k != "__envs__"}
+        for key, result in play_tasks(runners, _worker["__envs__"], next_task):
+            results.put(("done", key, result))
+    except BaseException:  # not a runtime's fault (those are results): the pool cannot go on
+        results.put(("error", os.getpid(), traceback.format_exc(limit=8)))
 
 
 class Players:
-    """``with Players(...) as players: for task, result, fault in players.run(tasks)`` (in task order; ``fault``
-    is the ``RuntimeFault`` of a task whose driver failed, else None)."""
+    """``with Players(...) as players:`` then either ``players.put(key, task)`` and ``players.next_result()``
+    (each game's (key, result, fault) as it ends; the caller may add tasks in between), or
+    ``for task, result, fault in players.run(tasks)`` (in task order). ``fault`` is the ``RuntimeFault`` of a
+    task whose driver failed, else None."""
 
     def __init__(self, runners: dict, workers: int, model_path, artifacts, cuda_index: int, slots: int = 1,
                  mps: bool = False):
@@ -105,7 +126,9 @@ class Players:
         self.runners = {rid: r.for_play() for rid, r in runners.items()} if workers <= 1 else runners
         self._initargs = (str(model_path), str(artifacts.folder), artifacts.made(), tuple(runners), cuda_index,
                           {rid: r.worker_args() for rid, r in runners.items()}, self.slots)
-        self.executor = None
+        self._procs: list = []
+        self._started: set = set()
+        self.outstanding = 0  # tasks put and not yet answered
 
     @property
     def mps_wanted(self) -> bool:
@@ -120,22 +143,102 @@ class Players:
                 self.mps.probe()
                 env = self.mps.env
             # spawn, not fork: the main process holds a CUDA context and threads that a fork cannot copy.
-            self.executor = ProcessPoolExecutor(self.workers, multiprocessing.get_context("spawn"), _init,
-                                                (*self._initargs, env))
+            context = multiprocessing.get_context("spawn")
+            self._tasks, self._results = context.Queue(), context.Queue()
+            self._procs = [context.Process(target=_serve, args=(self._tasks, self._results, *self._initargs, env),
+                                           daemon=True, name=f"rtreport-play-{i}") for i in range(self.workers)]
+            for process in self._procs:
+                process.start()
         else:
             from .agent.protocol import make_eval_env
             self.envs = [make_eval_env() for _ in range(self.slots)]
+            self._local: deque = deque()
+            self._engine = None
         return self
 
-    def wait_started(self, hold: float = 0.3) -> int:
-        """Block until every worker process has started and prepared its runtimes (each runs the initializer
-        before its first task); returns how many there are. For measurements that must not count the start."""
-        if self.executor is None:
-            return 1
-        seen: set = set()
-        while len(seen) < self.workers:
-            seen.update(self.executor.map(_ready, [hold] * self.workers))
-        return len(seen)
+    # -- tasks in, results out ---------------------------------------------------------------------------
+    def put(self, key, task: Task) -> None:
+        self.outstanding += 1
+        if self._procs:
+            self._tasks.put((key, task))
+        else:
+            self._local.append((key, task))
+
+    def next_result(self):
+        """The next game to end, as (key, result, fault); None when no task is outstanding."""
+        if self.outstanding == 0:
+            return None
+        key, result = self._from_workers() if self._procs else self._from_here()
+        self.outstanding -= 1
+        if isinstance(result, RuntimeFault):
+            return key, None, result
+        return key, result, None
+
+    def _from_here(self):
+        if self._engine is not None:
+            item = next(self._engine, None)
+            if item is not None:
+                return item
+        # the engine ends when it has nothing in flight and nothing queued: a new one takes what was put since
+        self._engine = play_tasks(self.runners, self.envs,
+                                  lambda block: self._local.popleft() if self._local else None)
+        return next(self._engine)
+
+    def _from_workers(self):
+        while True:
+            kind, key, value = self._receive()
+            if kind == "done":
+                return key, value
+
+    def _receive(self):
+        """The workers' next message: ("ready", pid, None) as each has prepared (noted), ("done", key, result)
+        as a game ends. A worker that died or failed raises ``BrokenProcessPool``."""
+        while True:
+            try:
+                kind, key, value = self._results.get(timeout=0.5)
+            except queues.Empty:
+                gone = [p for p in self._procs if p.exitcode is not None]
+                if gone:
+                    raise BrokenProcessPool(f"a play process ended unexpectedly (pid {gone[0].pid}, exit code "
+                                            f"{gone[0].exitcode}); the episodes it was playing are lost")
+                continue
+            if kind == "error":
+                raise BrokenProcessPool(f"play process {key} failed: {value.strip().splitlines()[-1]}\n{value}")
+            if kind == "ready":
+                self._started.add(key)
+            return kind, key, value
+
+    def abandon(self) -> None:
+        """Drop every task outstanding: the workers are stopped rather than left to finish them."""
+        self.outstanding = 0
+        self._abandoned = True
+        self._engine = None
+        if not self._procs:
+            self._local.clear()
+
+    def run(self, tasks):
+        """Play ``tasks``; yields (task, result, fault) in task order."""
+        tasks = list(tasks)
+        for position, task in enumerate(tasks):
+            self.put(position, task)
+
+        def ended():
+            while (item := self.next_result()) is not None:
+                key, result, fault = item
+                yield key, fault if fault is not None else result
+        for position, result in in_task_order(ended(), len(tasks)):
+            if isinstance(result, RuntimeFault):
+                yield tasks[position], None, result
+            else:
+                yield tasks[position], result, None
+
+    # -- the processes -----------------------------------------------------------------------------------
+    def wait_started(self) -> int:
+        """Block until every worker process has started and prepared its runtimes; returns how many there are.
+        For measurements that must not count the start. Call before putting tasks."""
+        while self._procs and len(self._started) < self.workers:
+            self._receive()
+        return len(self._started) if self._procs else 1
 
     def mps_state(self) -> str | None:
         """What MPS did for this pool, in words (None where it was not asked for). Call after ``wait_started``."""
@@ -159,34 +262,11 @@ class Players:
             tick(1)
         return state
 
-    def run(self, tasks):
-        tasks = list(tasks)
-        if self.executor is None:
-            results = play_tasks(self.runners, self.envs, tasks)
-        else:
-            results = self._in_workers(tasks)
-        for position, result in in_task_order(results, len(tasks)):
-            if isinstance(result, RuntimeFault):
-                yield tasks[position], None, result
-            else:
-                yield tasks[position], result, None
-
-    def _in_workers(self, tasks):
-        """Chunks of tasks to the workers: one episode per slot, so that a worker's results come back (and are
-        stored) about once per game's length, and an interrupted run loses at most the games in flight."""
-        size = self.slots
-        chunks = [list(range(i, min(i + size, len(tasks)))) for i in range(0, len(tasks), size)]
-        futures = [self.executor.submit(_play, [tasks[i] for i in chunk]) for chunk in chunks]
-        self._started = self.processes()  # kept: a broken executor forgets its processes
-        for chunk, future in zip(chunks, futures):
-            for offset, result in future.result():
-                yield chunk[offset], result
-
     def processes(self) -> list:
-        return list((getattr(self.executor, "_processes", None) or {}).values())
+        return list(self._procs)
 
     def __exit__(self, exc_type, *exc):
-        if self.executor is None:
+        if not self._procs:
             for env in self.envs:
                 env.close()
             for rid, runner in self.runners.items():
@@ -200,13 +280,18 @@ class Players:
                 self.mps.__exit__(None, None, None)
 
     def _stop_workers(self, exc_type):
-        if exc_type is None:
-            self.executor.shutdown(wait=True)
-            return
-        # Interrupted or failed: drop the episodes not started and stop the ones being played.
-        processes = list({p.pid: p for p in [*getattr(self, "_started", []), *self.processes()]}.values())
-        self.executor.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.kill()  # workers ignore the stop signals: the main process stops them
-        for process in processes:
+        """Done: each worker ends after its games. Interrupted or failed: the games in flight are dropped, and
+        the workers, which ignore the stop signals, are killed by this process."""
+        if exc_type is None and not getattr(self, "_abandoned", False):
+            for _ in self._procs:
+                self._tasks.put(None)
+            for process in self._procs:
+                process.join(timeout=30)
+        for process in self._procs:
+            if process.exitcode is None:
+                process.kill()
+        for process in self._procs:
             process.join(timeout=10)
+        for q in (self._tasks, self._results):
+            q.cancel_join_thread()
+            q.close()

@@ -285,21 +285,23 @@ def test_a_play_worker_that_cannot_prepare_is_an_error_not_a_hang(tmp_path):
 
 
 def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeypatch):
-    real_run = Players.run
+    real_next = Players.next_result
+    calls = []
 
-    def run(self, tasks):
-        for i, result in enumerate(real_run(self, tasks)):
-            if i == 1:
-                raise KeyboardInterrupt
-            yield result
-    monkeypatch.setattr(Players, "run", run)
+    def next_result(self):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_next(self)
+    monkeypatch.setattr(Players, "next_result", next_result)
     out = tmp_path / "c.duckdb"
     code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True,
                        play_workers=2)
     assert code == 130
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"
-    assert con.execute("SELECT count(*) FROM episodes").fetchone()[0] == 1
+    # one game ended before the stop (whichever seed it was), stored with any episode it established
+    assert con.execute("SELECT count(*) FROM episodes WHERE source IS NULL").fetchone()[0] == 1
     assert _no_workers_left()
 
 

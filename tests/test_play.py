@@ -150,3 +150,22 @@ def test_verdicts_json_holds_every_gates_statistic(tmp_path, nudged_runtimes):
     assert by["nudged-cpu-fp32"]["gates"]["agreement"]["value"] < 1.0
     np.testing.assert_equal(by["nudged-cpu-fp32"]["gates"]["agreement"]["value"],
                             by["nudged-twin-cpu-fp32"]["gates"]["agreement"]["value"])
+
+
+def test_the_pipelined_looks_store_the_same_games_whatever_order_they_end_in(tmp_path, nudged_runtimes, monkeypatch):
+    """A seed's own games start as soon as its reference game ends, while other seeds are still played, so games
+    end in another order with more slots in flight: the file must not depend on that order (two looks, so a look
+    boundary is crossed too)."""
+    monkeypatch.setattr(collect_command, "QUICK", replace(collector.QUICK, looks=(3, 6), check_seeds=1,
+                                                          episode_step_cap=300))
+    files = {}
+    for slots in (1, 4):
+        files[slots] = tmp_path / f"s{slots}.duckdb"
+        assert run_collect(None, nudged_runtimes, files[slots], False, f"s{slots}", 0, tmp_path / "a", True, True,
+                           play_workers=1, play_slots=slots) == 0
+    for sql in ("SELECT runtime_id, seed, score, steps, truncated, source, actions, margin_counts FROM episodes",
+                "SELECT runtime_id, seed, driver, decisions, same, first_flip, complete FROM shadow",
+                "SELECT * EXCLUDE (run_id) FROM flips"):
+        assert _rows(files[1], sql + " ORDER BY ALL") == _rows(files[4], sql + " ORDER BY ALL"), sql
+    played = _rows(files[4], "SELECT runtime_id, count(*) FROM episodes WHERE source IS NULL GROUP BY ALL ORDER BY ALL")
+    assert dict(played)["torch-cpu-fp32"] == 6 and dict(played).get("nudged-cpu-fp32", 0) >= 2

@@ -72,6 +72,10 @@ class Runner:
         except Exception as e:  # raised by fetch, where the engine expects a runtime's failure
             pending[slot] = e
 
+    def ready(self, slot: int) -> bool:
+        """Whether ``fetch(slot)`` would return without waiting (the engine then takes that slot first)."""
+        return True
+
     def fetch(self, slot: int) -> np.ndarray:
         result = self._pending.pop(slot)
         if isinstance(result, BaseException):
@@ -137,6 +141,10 @@ class CudaSlots:
     def _open(self) -> dict | None:
         """The slots when overlapping, else None (each slot then decides through ``infer``)."""
         return self.__dict__.get("_slots") or None
+
+    def ready(self, slot: int) -> bool:
+        slots = self._open()
+        return super().ready(slot) if slots is None else slots[slot]["done"].query()
 
     def fetch(self, slot: int) -> np.ndarray:
         slots = self._open()
