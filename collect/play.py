@@ -22,6 +22,7 @@ import numpy as np
 from rtreport import sequential
 
 from .play_pool import Players, Task
+from .progress import ClosablePhase
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,10 @@ class _Look:
     shadowing it (the whole game); then, in the candidates' order, each candidate still without an episode on that
     seed plays its own, shadowed by the later candidates that still lack one (until their first different action).
     A seed's next game starts as soon as its previous one ends, while the reference plays the look's other seeds,
-    so no game waits for a whole phase to end; a seed's own games go before new reference games. What each game
-    is given depends only on the games before it on the same seed, so the file holds exactly what playing the
-    phases one after another (reference, then each candidate in turn) gives."""
+    so no game waits for a whole phase to end; a seed's own games go before new reference games. On the first
+    ``check_seeds`` seeds every candidate plays its own game anyway and nobody shadows it, so those games all start
+    with the look. What each game is given depends only on the games before it on the same seed, so the file holds
+    exactly what playing the phases one after another (reference, then each candidate in turn) gives."""
 
     def __init__(self, phase: PlayPhase, k: int, active: list[str]):
         self.phase, self.k, self.active = phase, k, active
@@ -139,6 +141,10 @@ class _Look:
         reference_games, done_early, mine = 0, [], 0
         carried_for = {task.seed: task for task in carried}
         for s in self.seeds:
+            if s in self.check:  # no candidate shadows another here, so their own games wait for nothing
+                for c in self.active:
+                    if s not in self.have[c]:
+                        self._push(Task(c, (), s, phase.design.step_cap, until_first_flip=True), 0)
             owed = tuple(c for c in self.active if (c, s) not in shadowed)
             if s not in self.have[ref] or owed:
                 reference_games += 1
@@ -149,7 +155,7 @@ class _Look:
                     mine += 1  # in flight: it comes back among this look's results
                 else:
                     done_early.append((task, *carried[task]))
-            else:
+            elif s not in self.check:
                 self._push(self._own_after(s, -1), 0)
         ahead = self._ahead(shadowed)
         started_ahead: set = set()
@@ -190,15 +196,18 @@ class _Look:
                 if s not in self.have[ref] and s not in nobody]
 
     def _ended(self, task: Task, result, fault) -> bool:
-        """A game of this look ended: stored, and its seed's next game pushed. False: the reference failed."""
+        """A game of this look ended: stored, and its seed's next game pushed (a check seed's own games all started
+        with the look). False: the reference failed."""
         if task.driver == self.phase.reference:
             if not self._reference_game(task, result, fault):
                 self.phase.players.abandon()
                 return False
-            self._push(self._own_after(task.seed, -1), 0)
+            position = -1
         else:
             self._own_game(task, result, fault)
-            self._push(self._own_after(task.seed, self.active.index(task.driver)), 0)
+            position = self.active.index(task.driver)
+        if task.seed not in self.check:
+            self._push(self._own_after(task.seed, position), 0)
         return True
 
     def _reference_game(self, task: Task, result, fault) -> bool:
@@ -255,7 +264,7 @@ class _Look:
                 continue
             label = (f"play look {k + 1}: {ref}" + (f" + {len(self.active)} shadowing" if self.active else "")
                      if rid == ref else f"play look {k + 1}: {rid}, own games or taken by the reuse rule")
-            closable = _Closable(phase.ui.phase(label, total, phase.players.in_flight))
+            closable = ClosablePhase(phase.ui.phase(label, total, phase.players.in_flight))
             self.progress[rid] = [closable, stack.enter_context(closable), 0, total]
 
     def _got(self, rid: str, seed: int) -> None:
@@ -273,24 +282,3 @@ class _Look:
         p = self.progress.get(rid)
         if p is not None:
             p[0].close(RuntimeError(why))
-
-
-class _Closable:
-    """A progress phase (``ui.phase``) that can end before the look does, once (``close``), or with the look."""
-
-    def __init__(self, cm):
-        self.cm, self.closed = cm, False
-
-    def __enter__(self):
-        return self.cm.__enter__()
-
-    def close(self, error: BaseException | None = None) -> None:
-        if not self.closed:
-            self.closed = True
-            self.cm.__exit__(type(error) if error else None, error, None)
-
-    def __exit__(self, exc_type, exc, tb):
-        if not self.closed:
-            self.closed = True
-            return self.cm.__exit__(exc_type, exc, tb)
-        return False

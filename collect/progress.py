@@ -84,6 +84,28 @@ class Lines(Silent):
         self.echo(f"{self._stamp()} {description}: {total}/{total} in {_duration(self.clock() - start)}")
 
 
+class ClosablePhase:
+    """A progress phase (``ui.phase(...)``) that may end before the block it is entered in does: once, by ``close``
+    (with the error that stopped it, if any), or else with that block."""
+
+    def __init__(self, cm):
+        self.cm, self.closed = cm, False
+
+    def __enter__(self):
+        return self.cm.__enter__()
+
+    def close(self, error: BaseException | None = None) -> None:
+        if not self.closed:
+            self.closed = True
+            self.cm.__exit__(type(error) if error else None, error, None)
+
+    def __exit__(self, exc_type, exc, tb):
+        if not self.closed:
+            self.closed = True
+            return self.cm.__exit__(exc_type, exc, tb)
+        return False
+
+
 def _duration(seconds: float) -> str:
     seconds = max(0.0, seconds)
     if seconds < 60:

@@ -169,3 +169,19 @@ def test_the_pipelined_looks_store_the_same_games_whatever_order_they_end_in(tmp
         assert _rows(files[1], sql + " ORDER BY ALL") == _rows(files[4], sql + " ORDER BY ALL"), sql
     played = _rows(files[4], "SELECT runtime_id, count(*) FROM episodes WHERE source IS NULL GROUP BY ALL ORDER BY ALL")
     assert dict(played)["torch-cpu-fp32"] == 6 and dict(played).get("nudged-cpu-fp32", 0) >= 2
+
+
+def test_the_check_seeds_own_games_start_with_the_look(tmp_path, nudged_runtimes, monkeypatch):
+    """Nobody shadows a candidate on the first check_seeds seeds, so its own game there waits for no other game:
+    all of them start before any game of the look has ended (before, they ran one candidate after another)."""
+    from collect.play_pool import Players
+    real_put, real_next, log = Players.put, Players.next_result, []
+    monkeypatch.setattr(Players, "put", lambda self, key, task: (log.append(("put", task)), real_put(self, key, task)))
+    monkeypatch.setattr(Players, "next_result", lambda self: (log.append(("end", None)), real_next(self))[1])
+    out = tmp_path / "c.duckdb"
+    assert run_collect(None, nudged_runtimes, out, False, "c", 0, tmp_path / "a", True, True, play_workers=1,
+                       play_slots=6) == 0
+    first_seed = _rows(out, "SELECT settings->'seeds'->>0 FROM runs")[0][0]
+    before_any_end = [task for kind, task in log[: next(i for i, (k, _) in enumerate(log) if k == "end")]]
+    own_on_first = {t.driver for t in before_any_end if t.seed == int(first_seed) and t.driver != "torch-cpu-fp32"}
+    assert own_on_first == {"ort-cpu-fp32", "nudged-cpu-fp32", "nudged-twin-cpu-fp32"}, before_any_end
