@@ -165,7 +165,7 @@ class _Look:
             self._open_progress(stack, reference_games)
             for task, result, fault in done_early:
                 if not self._ended(task, result, fault):
-                    return {}
+                    return self._unfinished("the reference failed")
             while self.pending or mine:
                 while self.pending and players.outstanding < capacity:
                     task = heapq.heappop(self.pending)[2]
@@ -182,8 +182,16 @@ class _Look:
                     continue
                 mine -= 1
                 if not self._ended(task, result, fault):
-                    return {}
+                    return self._unfinished("the reference failed")
+            self._unfinished("the look ended without them")  # none, unless a count above is wrong: then said
         return {**dict.fromkeys(started_ahead), **finished_ahead}
+
+    def _unfinished(self, why: str) -> dict:
+        """Progress lines of runtimes whose episodes the look did not all get end saying so, not "n/n"."""
+        for closable, _, done, total in self.progress.values():
+            if done < total:
+                closable.close(RuntimeError(f"{total - done} of {total} episodes not played: {why}"))
+        return {}
 
     def _ahead(self, shadowed: set) -> list:
         """The reference games the next look will need whatever this look decides: its new seeds, which neither the

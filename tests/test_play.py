@@ -185,3 +185,56 @@ def test_the_check_seeds_own_games_start_with_the_look(tmp_path, nudged_runtimes
     before_any_end = [task for kind, task in log[: next(i for i, (k, _) in enumerate(log) if k == "end")]]
     own_on_first = {t.driver for t in before_any_end if t.seed == int(first_seed) and t.driver != "torch-cpu-fp32"}
     assert own_on_first == {"ort-cpu-fp32", "nudged-cpu-fp32", "nudged-twin-cpu-fp32"}, before_any_end
+
+
+class BreaksInPlay(Nudged):
+    """PyTorch FP32 on the CPU that raises at its ``at``-th decision of play (``submit``), as a runtime's native
+    code may fail mid-run; every other call (fixed states, latency) works."""
+    at = 400
+    nudge = True
+
+    def submit(self, slot, batch):
+        self.__dict__["played"] = self.__dict__.get("played", 0) + 1
+        if self.played == self.at:
+            raise RuntimeError("boom in play")
+        return super().submit(slot, batch)
+
+    def infer_impl(self, batch):
+        if self.nudge:
+            return super().infer_impl(batch)
+        with self.torch.inference_mode():
+            return self.model(self.torch.from_numpy(batch)).numpy()
+
+
+@pytest.mark.parametrize("who", ["candidate", "reference"])
+def test_a_runtime_failing_in_play_is_recorded_and_its_progress_line_says_so(tmp_path, nudged_runtimes,
+                                                                             monkeypatch, capsys, who):
+    extra = collector.all_runtimes()
+    if who == "candidate":
+        info = Runtime("breaks-cpu-fp32", "Breaks", "cpu", "fp32", "test",
+                       make=lambda m, a, c: BreaksInPlay(info, m.torch_model))
+        extra = [*extra, info]
+        runtimes = nudged_runtimes + ",breaks-cpu-fp32"
+    else:  # the reference itself, exact (no nudge) until it breaks
+        def broken_reference(m, a, c):
+            runner = BreaksInPlay(spec, m.torch_model)
+            runner.nudge = False
+            return runner
+        spec = next(s for s in extra if s.id == "torch-cpu-fp32")
+        spec = replace(spec, make=broken_reference)
+        extra = [spec if s.id == "torch-cpu-fp32" else s for s in extra]
+        runtimes = nudged_runtimes
+    monkeypatch.setattr(collector, "all_runtimes", lambda: extra)
+    monkeypatch.setattr(collect_command, "all_runtimes", lambda: extra)
+    out = tmp_path / "f.duckdb"
+    assert run_collect(None, runtimes, out, False, "f", 0, tmp_path / "a", True, False, play_slots=3) == 0
+    rid = "breaks-cpu-fp32" if who == "candidate" else "torch-cpu-fp32"
+    status, reason = _rows(out, f"SELECT status, reason FROM runtimes WHERE runtime_id = '{rid}'")[0]
+    assert status == "failed" and reason.startswith("play: ") and "boom in play" in reason, reason
+    assert _rows(out, "SELECT status FROM runs") == [("complete",)]
+    lines = [line for line in capsys.readouterr().err.splitlines() if "play look" in line and "not done at" in line]
+    if who == "candidate":   # the others play on; its own line ends saying why
+        assert any(rid in line and "boom in play" in line for line in lines), lines
+        assert _rows(out, "SELECT count(*) FROM episodes WHERE runtime_id = 'nudged-cpu-fp32'")[0][0] == 4
+    else:                    # the look stops, and no line claims what was not played
+        assert lines and all("the reference failed" in line or "boom in play" in line for line in lines), lines
