@@ -13,6 +13,7 @@ from .describe import machine_description, workload_text
 from .findings import recommendation, recommendation_text
 from .i18n import Translator
 from .pages import chart_view, label_of, runtime_order, verdict_cell
+from .wording import pct
 
 STUDY = json.loads(Path(__file__).with_name("original_study.json").read_text(encoding="utf-8"))
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
@@ -162,7 +163,7 @@ def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dic
                          "p95": f"{r.latency['p95']:.3f}" if measured else t("none"),
                          "fixed": (f"{r.agreement['same_actions']}/{r.agreement['states']}" if r.agreement
                                    else t("reference_short") if r.is_reference and measured else t("none")),
-                         "played": f"{100 * r.shadow['fraction']:.2f} %" if r.shadow else t("none"),
+                         "played": pct(r.shadow["fraction"], 2) if r.shadow else t("none"),
                          "mean": f"{r.scores['mean']:.1f} ({r.scores['n']:,})" if r.scores else t("none"),
                          "engine": f"{r.rows.artifact_bytes / 1e6:.2f}" if r.rows.artifact_bytes else t("none"),
                          "verdict": verdict_cell(r, res, t)})

@@ -5,7 +5,13 @@ from .i18n import Translator
 
 
 def pct(x: float, digits: int = 1) -> str:
-    return f"{x * 100:.{digits}f} %"
+    """A share as a percentage with ``digits`` decimals, and more where those would round a share that is not all
+    (or not none) to 100 (or 0): 181,294 of 181,295 is "99.999 %", never "100.00 %"."""
+    text = f"{x * 100:.{digits}f}"
+    while (0 < x < 1) and float(text) in (0.0, 100.0) and digits < 12:
+        digits += 1
+        text = f"{x * 100:.{digits}f}"
+    return f"{text} %"
 
 
 def speed_change(ratio: float, t: Translator, digits: int = 1) -> str:

@@ -336,3 +336,9 @@ def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_differ
     res.runtimes[1].shadow["episodes_with_flip"] = 1100
     fixed_states_vs_play(res, t)
     assert said["key"] == "find_story" and said["games"] == "900" and said["episodes"] == "900–1,200"
+
+
+def test_a_share_that_is_not_all_is_never_shown_as_100_percent():
+    from site_gen.wording import pct
+    assert pct(181294 / 181295, 2) == "99.999 %" and pct(1.0, 2) == "100.00 %"
+    assert pct(1e-7, 2) == "0.00001 %" and pct(0.0, 2) == "0.00 %" and pct(0.99312, 2) == "99.31 %"
