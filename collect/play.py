@@ -194,8 +194,9 @@ class _Look:
         return {}
 
     def _ahead(self, shadowed: set) -> list:
-        """The reference games the next look will need whatever this look decides: its new seeds, which neither the
-        reference nor any candidate has played (none after the last look)."""
+        """The reference games the next look plays if any candidate is still undecided after this one: its new seeds,
+        which neither the reference nor any candidate has played (none after the last look). Should this look
+        decide every candidate, they are dropped unstored (``PlayPhase.run``)."""
         d, ref = self.phase.design, self.phase.reference
         if self.k + 1 >= len(d.looks) or not self.active:
             return []
