@@ -238,3 +238,22 @@ def test_a_runtime_failing_in_play_is_recorded_and_its_progress_line_says_so(tmp
         assert _rows(out, "SELECT count(*) FROM episodes WHERE runtime_id = 'nudged-cpu-fp32'")[0][0] == 4
     else:                    # the look stops, and no line claims what was not played
         assert lines and all("the reference failed" in line or "boom in play" in line for line in lines), lines
+
+
+def test_games_started_ahead_for_a_look_that_never_comes_are_not_stored(tmp_path, nudged_runtimes, monkeypatch):
+    """ONNX Runtime FP32 agrees everywhere, so look 1 decides it and no look 2 is played: the reference games of
+    look 2's seeds that idle slots started in look 1's tail are dropped, not stored."""
+    monkeypatch.setattr(collect_command, "QUICK", replace(collector.QUICK, looks=(2, 5), check_seeds=1,
+                                                          episode_step_cap=200))
+    started = []
+    from collect.play_pool import Players
+    real_put = Players.put
+    monkeypatch.setattr(Players, "put", lambda self, key, task: (started.append(task), real_put(self, key, task)))
+    out = tmp_path / "a.duckdb"
+    assert run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "a", 0, tmp_path / "a", True, True,
+                       play_workers=1, play_slots=4) == 0
+    seeds = [int(s) for (s,) in _rows(out, "SELECT unnest(json_extract_string(settings, '$.seeds[*]')) FROM runs")]
+    assert {t.seed for t in started if t.driver == "torch-cpu-fp32"} > set(seeds[:2])   # some were started ahead
+    assert sorted(s for (s,) in _rows(out, "SELECT seed FROM episodes WHERE runtime_id = 'torch-cpu-fp32'")) == \
+        sorted(seeds[:2])
+    assert {s for (s,) in _rows(out, "SELECT seed FROM shadow")} <= set(seeds[:2])
