@@ -112,7 +112,7 @@ class _Look:
             "SELECT seed, actions FROM episodes WHERE run_id = ? AND runtime_id = ?", [store.run_id, ref]).fetchall()}
         self.pending: list = []  # heap of (priority, order, task): a seed's own games (0) before new reference games (1)
         self.order = itertools.count()
-        self.progress: dict = {}  # runtime id -> [context manager, tick, done, total]
+        self.progress: dict = {}  # runtime id -> [ClosablePhase, tick, done, total]
 
     def _push(self, task: Task | None, priority: int) -> None:
         if task is not None:

@@ -11,9 +11,8 @@ return, so playing seeds in parallel gives exactly what playing them one after a
 main process already made (the same ONNX files, the same TensorRT engine) rather than building its own.
 
 Workers ignore Ctrl-C, SIGTERM and SIGHUP: the main process is interrupted, stops the workers and keeps every
-episode it has already stored. A worker that dies (a crash in a runtime's native code, the kernel's OOM killer)
-breaks the pool: waiting for a result then raises ``BrokenProcessPool`` instead of the run waiting forever.
-"""
+episode it has already stored; a main process killed outright is noticed by its idle workers, which then end. A
+worker that dies (a native crash, the OOM killer) raises ``BrokenProcessPool`` where the main process waits."""
 from __future__ import annotations
 
 import multiprocessing
@@ -81,8 +80,9 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
 
 
 def _serve(tasks, results, *initargs) -> None:
-    """A worker process: prepare (``_init``), say so, then play tasks from ``tasks`` until its stop mark (None),
-    each game's result put on ``results`` as it ends."""
+    """A worker: prepare (``_init``), say so, play tasks from ``tasks`` until the stop mark (None), each result put
+    on ``results`` as its game ends."""
+    parent = os.getppid()
     try:
         _init(*initargs)
         results.put(("ready", os.getpid(), None))
@@ -90,14 +90,18 @@ def _serve(tasks, results, *initargs) -> None:
 
         def next_task(block):
             nonlocal stopping
-            if stopping:
-                return None
-            try:
-                item = tasks.get() if block else tasks.get_nowait()
-            except queues.Empty:
-                return None
-            stopping = item is None
-            return item
+            while not stopping:
+                try:
+                    item = tasks.get(timeout=1.0) if block else tasks.get_nowait()
+                except queues.Empty:
+                    if not block:
+                        return None
+                    # a main process killed outright (SIGKILL) never sends the stop mark: end with it
+                    stopping = os.getppid() != parent
+                    continue
+                stopping = item is None
+                return item
+            return None
 
         runners = {k: v for k, v in _worker.items() if k != "__envs__"}
         for key, result in play_tasks(runners, _worker["__envs__"], next_task):
@@ -128,6 +132,7 @@ class Players:
                           {rid: r.worker_args() for rid, r in runners.items()}, self.slots)
         self._procs: list = []
         self._started: set = set()
+        self._abandoned = False
         self.outstanding = 0  # tasks put and not yet answered
 
     @property
@@ -168,7 +173,12 @@ class Players:
         """The next game to end, as (key, result, fault); None when no task is outstanding."""
         if self.outstanding == 0:
             return None
-        key, result = self._from_workers() if self._procs else self._from_here()
+        if self._procs:
+            while (message := self._receive())[0] != "done":
+                pass  # a worker's "ready"
+            key, result = message[1:]
+        else:
+            key, result = self._from_here()
         self.outstanding -= 1
         if isinstance(result, RuntimeFault):
             return key, None, result
@@ -183,12 +193,6 @@ class Players:
         self._engine = play_tasks(self.runners, self.envs,
                                   lambda block: self._local.popleft() if self._local else None)
         return next(self._engine)
-
-    def _from_workers(self):
-        while True:
-            kind, key, value = self._receive()
-            if kind == "done":
-                return key, value
 
     def _receive(self):
         """The workers' next message: ("ready", pid, None) as each has prepared (noted), ("done", key, result)
@@ -224,13 +228,9 @@ class Players:
 
         def ended():
             while (item := self.next_result()) is not None:
-                key, result, fault = item
-                yield key, fault if fault is not None else result
-        for position, result in in_task_order(ended(), len(tasks)):
-            if isinstance(result, RuntimeFault):
-                yield tasks[position], None, result
-            else:
-                yield tasks[position], result, None
+                yield item[0], item[1:]
+        for position, (result, fault) in in_task_order(ended(), len(tasks)):
+            yield tasks[position], result, fault
 
     # -- the processes -----------------------------------------------------------------------------------
     def wait_started(self) -> int:
@@ -282,7 +282,7 @@ class Players:
     def _stop_workers(self, exc_type):
         """Done: each worker ends after its games. Interrupted or failed: the games in flight are dropped, and
         the workers, which ignore the stop signals, are killed by this process."""
-        if exc_type is None and not getattr(self, "_abandoned", False):
+        if exc_type is None and not self._abandoned:
             for _ in self._procs:
                 self._tasks.put(None)
             for process in self._procs:

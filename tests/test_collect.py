@@ -360,3 +360,48 @@ def test_a_run_file_is_compacted_with_every_row_kept_and_a_file_it_cannot_read_i
     bad = tmp_path / "bad.duckdb"
     bad.write_bytes(b"not a DuckDB file")
     assert compact(bad) is False and bad.read_bytes() == b"not a DuckDB file"
+
+
+def test_play_workers_end_when_their_main_process_is_killed_outright(tmp_path):
+    """SIGKILL gives the main process no chance to stop its workers: idle ones notice and end instead of holding
+    their cores (and, on a GPU, their contexts) for good."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = tmp_path / "main.py"
+    script.write_text(f"""
+import sys, time
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+from collect import paths
+from collect.artifacts import Artifacts
+from collect.model_input import load_model
+from collect.play_pool import Players
+from collect.registry import all_runtimes
+if __name__ == "__main__":  # the workers are spawned: they import this file
+    model = load_model(paths.AGENT_WEIGHTS)
+    artifacts = Artifacts({str(tmp_path / 'a')!r}, model.onnx_source())
+    runner = next(s for s in all_runtimes() if s.id == "ort-cpu-fp32").make(model, artifacts, 0)
+    runner.prepare()
+    with Players({{"ort-cpu-fp32": runner}}, 2, paths.AGENT_WEIGHTS, artifacts, 0) as players:
+        players.wait_started()
+        print(" ".join(str(p.pid) for p in players.processes()), flush=True)
+        time.sleep(600)
+""")
+    main = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    pids = [int(p) for p in main.stdout.readline().split()]
+    assert len(pids) == 2
+    main.send_signal(signal.SIGKILL)
+    main.wait(timeout=10)
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return not Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    deadline = time.monotonic() + 20
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(p) for p in pids)
