@@ -12,6 +12,14 @@ import click
 from .errors import UserError
 
 
+class PathOrS3(click.ParamType):
+    """A local path, or an ``s3://bucket/key`` URL kept as text (a Path would fold its '//')."""
+    name = "path"
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, str) and value.startswith("s3://") else Path(value)
+
+
 class CleanGroup(click.Group):
     """Turns the project's own user-facing errors into one line and exit status 2."""
 
@@ -72,8 +80,9 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
               help="A PyTorch state dict (.pt) or ONNX file (.onnx) of the Q-network; default: the shipped agent.")
 @click.option("--runtimes", "runtime_list", default=None,
               help="Comma-separated runtime ids (see --list-runtimes); default: every one.")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="DuckDB file to write; default ./data/<label>.duckdb.")
+@click.option("--out", type=PathOrS3(), default=None,
+              help="DuckDB file to write, or s3://bucket/prefix/name.duckdb (measured locally, uploaded when the "
+                   "run ends); default ./data/<label>.duckdb.")
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
 @click.option("--label", default=None,
               help="Name of this machine in the report, in any script; default <host>-<gpu or cpu>.")
@@ -94,9 +103,9 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
                    "without nvidia-cuda-mps-control, play goes on without it and the file says why.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
-@click.option("--resume", type=click.Path(path_type=Path), default=None,
-              help="Continue the run in this file (interrupted or finished): whatever it still lacks, plus any "
-                   "--runtimes added and --rounds raised; nothing stored is measured again.")
+@click.option("--resume", type=PathOrS3(), default=None,
+              help="Continue the run in this file or s3:// object (interrupted or finished): whatever it still "
+                   "lacks, plus any --runtimes added and --rounds raised; nothing stored is measured again.")
 @click.option("--rounds", type=click.IntRange(1, 50), default=None,
               help="Latency rounds per runtime (default 3), interleaved across runtimes.")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
@@ -108,6 +117,8 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
         click.echo("\n".join(list_runtimes_lines(model_path)))
         return
     from collect.collect_command import run_collect
+    if isinstance(out, str) or isinstance(resume, str):   # s3:// URLs
+        from collect.remote import run_collect_s3 as run_collect
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
                        play_workers=play_workers, resume=resume, rounds=rounds, play_slots=play_slots,
@@ -116,7 +127,7 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
 
 
 @main.command()
-@click.argument("inputs", nargs=-1, type=click.Path(path_type=Path))
+@click.argument("inputs", nargs=-1, type=PathOrS3())
 @click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
               help="Folder to write the site into (replaced as a whole, only once every page is written).")
 @click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None,
@@ -130,7 +141,8 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
 def build(inputs, out, gates_path, base_url, allow_invalid):
     """Build the bilingual static report site from collect runs' DuckDB files.
 
-    INPUTS are DuckDB files or folders (every *.duckdb inside); default: ./data.
+    INPUTS are DuckDB files or folders (every *.duckdb inside), or s3://bucket/prefix/ (every *.duckdb there,
+    cached locally); default: ./data.
     """
     import time
 
@@ -138,6 +150,9 @@ def build(inputs, out, gates_path, base_url, allow_invalid):
 
     if gates_path is not None and not gates_path.is_file():
         raise UserError(f"gates file not found: {gates_path}")
+    if any(isinstance(i, str) for i in inputs):   # s3:// folders: their files' local copies
+        from rtreport.storage import fetch_folder
+        inputs = [p for i in inputs for p in (fetch_folder(i) if isinstance(i, str) else [i])]
     dbs = find_inputs(list(inputs) or [Path("data")])
     start = time.perf_counter()
     if base_url is not None:
