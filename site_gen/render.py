@@ -14,6 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
+from .history import groups as history_groups, history_page, history_slugs
 from .home import compare_page, cross_hardware_chart, home_page, study_page
 from .i18n import LANGUAGES, Translator
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, label_of, machine_title, page_frame, slugify
@@ -75,6 +76,9 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         _write(path, html)
         written.append(path)
 
+    histories = history_groups(results, slugs)          # labels with two or more runs
+    history_slug = history_slugs(histories)
+    history_of = {id(res): label for label, runs in histories for res, _ in runs}
     for lang, _, _ in LANGUAGES:
         t = Translator(lang)
         doing["source"] = None
@@ -89,8 +93,15 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         for res, slug in zip(results, slugs):
             doing["source"] = res.rows.source
             hw = hardware_page(res, slug, t)
+            label = history_of.get(id(res))
+            hw["history"] = label and {"href": f"../../history/{history_slug[label]}/index.html",
+                                       "text": t("hist_link", n=len(dict(histories)[label]))}
             render("hardware.html", lang, f"hardware/{slug}", machine_title(res, t), " ".join(hw["found"][:1])[:300],
                    any(hw["charts"].values()), kind="article", hw=hw)
+        for label, runs in histories:
+            doing.update(what=f"writing the history of {label}", source=None)
+            render("history.html", lang, f"history/{history_slug[label]}", t("hist_heading", label=label),
+                   t("hist_description", label=label, n=len(runs)), False, hist=history_page(label, runs, t))
 
     # Chart data as CSV and verdicts as JSON, language-neutral (runtime ids, raw numbers).
     doing.update(what="writing the chart data (CSV) and verdicts.json", source=None)

@@ -1,0 +1,165 @@
+"""A machine's history: the runs of one label (in one file or several), oldest first, per runtime its speed ratio,
+P95 and verdict in each, what changed between consecutive runs (libraries, driver, model, code), and a change
+flagged only where two runs' 95 % intervals do not overlap (as asv flags a regression); else it is "≈".
+
+``shift`` and ``changes`` are pure; ``history_page`` turns them into a translated page model (templates place it).
+"""
+from __future__ import annotations
+
+import math
+
+from .comparability import BASIS, _value
+from .i18n import Translator
+from .pages import label_of, runtime_order, slugify, verdict_cell
+from .wording import speed_change
+
+# (runs column, i18n key): what of the machine's software and hardware may change between runs
+RUN_FIELDS = (("gpu_name", "hist_gpu"), ("gpu_driver", "hist_driver"), ("cuda_version", "hist_cuda"),
+              ("cpu", "hist_cpu"), ("cpu_count", "hist_cores"), ("os", "hist_os"),
+              ("python_version", "hist_python"), ("rtreport_version", "hist_rtreport"),
+              ("code_hash", "hist_code"), ("model_sha256", "hist_model"), ("profile", "hist_profile"))
+
+
+def groups(results, slugs) -> list[tuple[str, list]]:
+    """Labels with two or more runs: (label, [(result, slug), …] oldest first), in the order labels first appear."""
+    by_label: dict[str, list] = {}
+    for res, slug in zip(results, slugs):
+        by_label.setdefault(res.rows.run["label"], []).append((res, slug))
+    return [(label, sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"])))
+            for label, runs in by_label.items() if len(runs) > 1]
+
+
+def answer(runs) -> int:
+    """Index of the machine's answer: the newest complete run, else the newest run."""
+    complete = [i for i, (res, _) in enumerate(runs) if res.rows.complete]
+    return complete[-1] if complete else len(runs) - 1
+
+
+def not_alike(a: dict, b: dict) -> list[str]:
+    """The basis keys (model, fixed states, seeds, protocol) and profile on which two runs differ."""
+    keys = [key for column, key in BASIS if _value(a, column) != _value(b, column)]
+    return keys + (["hist_profile"] if a.get("profile") != b.get("profile") else [])
+
+
+def _interval(x) -> tuple | None:
+    if not x or any(v is None or not math.isfinite(v) for v in x):
+        return None
+    return tuple(float(v) for v in x)
+
+
+def shift(before, after) -> str | None:
+    """``before``/``after``: (point, low, high), lower is faster. "slower" or "faster" only when the intervals do
+    not overlap; "same" (≈) when they do; None when either is missing."""
+    a, b = _interval(before), _interval(after)
+    if a is None or b is None:
+        return None
+    return "slower" if b[1] > a[2] else "faster" if b[2] < a[1] else "same"
+
+
+def changes(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
+    """What differs between two runs' rows: (i18n key, name, before, after), run fields then libraries."""
+    out = [(key, "", before.get(col), after.get(col)) for col, key in RUN_FIELDS if before.get(col) != after.get(col)]
+    env_a, env_b = before.get("environment") or {}, after.get("environment") or {}
+    out += [("hist_library", name, env_a.get(name), env_b.get(name)) for name in sorted(set(env_a) | set(env_b))
+            if env_a.get(name) != env_b.get(name)]
+    return out
+
+
+def _p95(r):
+    return (r.latency["p95"], r.latency["p95_ci_low"], r.latency["p95_ci_high"]) if r and r.latency else None
+
+
+def _shown(value, key: str, t: Translator) -> str:
+    if value is None:
+        return t("not_recorded")
+    text = str(value)
+    return text[:12] if key in ("hist_code", "hist_model") else text
+
+
+def _ms(x) -> str:
+    return f"{x:.3f}"
+
+
+def history_page(label: str, runs: list, t: Translator) -> dict:
+    """The page model: runs, per-runtime cells across runs, and each step's changes and flags."""
+    best = answer(runs)
+    head_runs = [t("hist_run_n", n=i + 1) for i in range(len(runs))]
+    run_rows = []
+    for i, (res, slug) in enumerate(runs):
+        run = res.rows.run
+        run_rows.append({"name": head_runs[i], "href": f"../../hardware/{slug}/index.html", "link": label_of(res),
+                         "date": str(run.get("started_at") or "")[:16],
+                         "status": t(f"status_word_{run['status']}") if run["status"] in
+                         ("running", "incomplete", "complete") else run["status"],
+                         "profile": run.get("profile") or t("not_recorded"),
+                         "code": _shown(run.get("code_version") or run.get("code_hash"), "hist_code", t),
+                         "answer": i == best})
+    order = [rid for rid in runtime_order([res for res, _ in runs])   # runtimes measured in any of the runs
+             if any(res.runtime(rid) and res.runtime(rid).latency for res, _ in runs)]
+    table = []
+    for rid in order:
+        cells, title = [], rid
+        for res, _ in runs:
+            r = res.runtime(rid)
+            if r is None:
+                cells.append(t("hist_absent"))
+                continue
+            title = r.rows.title
+            parts = [verdict_cell(r, res, t)["text"]]
+            if r.ratio:
+                parts.append(t("hist_ratio", change=speed_change(r.ratio[0], t), low=speed_change(r.ratio[1], t),
+                               high=speed_change(r.ratio[2], t)))
+            if r.latency:
+                parts.append(t("hist_p95", p95=_ms(r.latency["p95"]), low=_ms(r.latency["p95_ci_low"]),
+                               high=_ms(r.latency["p95_ci_high"])))
+            cells.append(" · ".join(parts))
+        table.append([title, *cells])
+    steps = []
+    for i in range(1, len(runs)):
+        (prev, _), (cur, _) = runs[i - 1], runs[i]
+        differ = not_alike(prev.rows.run, cur.rows.run)
+        lines = [t(key, name=name, before=_shown(a, key, t), after=_shown(b, key, t)) if key == "hist_library" else
+                 t("hist_changed", what=t(key), before=_shown(a, key, t), after=_shown(b, key, t))
+                 for key, name, a, b in changes(prev.rows.run, cur.rows.run)]
+        for rid in order:
+            a, b = prev.runtime(rid), cur.runtime(rid)
+            if a and b and a.rows.libraries != b.rows.libraries:
+                lines.append(t("hist_runtime_libraries", runtime=b.rows.title,
+                               before=_libs(a.rows.libraries, t), after=_libs(b.rows.libraries, t)))
+        flags, same = [], 0
+        for rid in order if not differ else []:
+            a, b = prev.runtime(rid), cur.runtime(rid)
+            for what, x, y in (("hist_flag_p95", _p95(a), _p95(b)),
+                               ("hist_flag_ratio", a and a.ratio, b and b.ratio)):
+                moved = shift(x, y)
+                if moved in ("slower", "faster"):
+                    flags.append(_flag(what, moved, b.rows.title, x, y, t))
+                elif moved == "same":
+                    same += 1
+        steps.append({"heading": t("hist_step", a=head_runs[i - 1], b=head_runs[i]),
+                      "changes": lines or [t("hist_nothing_changed")],
+                      "not_alike": t("hist_not_alike", what=t("semi").join(t(k) for k in differ)) if differ else None,
+                      "flags": flags, "calm": t("hist_calm", n=same) if not differ and not flags else None})
+    return {"heading": t("hist_heading", label=label), "intro": t("hist_intro", n=len(runs)),
+            "answer": t("hist_answer", run=head_runs[best]), "runs": run_rows, "runs_head": head_runs,
+            "table": {"head": [t("runtime"), *head_runs], "rows": table}, "steps": steps}
+
+
+def _libs(libs: dict, t: Translator) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(libs.items())) or t("not_recorded")
+
+
+def _flag(what: str, moved: str, title: str, x, y, t: Translator) -> str:
+    if what == "hist_flag_p95":
+        values = {"before": _ms(x[0]), "after": _ms(y[0]), "b_low": _ms(x[1]), "b_high": _ms(x[2]),
+                  "a_low": _ms(y[1]), "a_high": _ms(y[2])}
+    else:
+        values = {"before": speed_change(x[0], t), "after": speed_change(y[0], t), "b_low": speed_change(x[1], t),
+                  "b_high": speed_change(x[2], t), "a_low": speed_change(y[1], t), "a_high": speed_change(y[2], t)}
+    return t(what, runtime=title, moved=t(f"hist_{moved}"), **values)
+
+
+def history_slugs(histories) -> dict:
+    """Each history's page slug (the label's, unique among histories)."""
+    taken: set = set()
+    return {label: slugify(label, taken) for label, _ in histories}

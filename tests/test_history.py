@@ -1,0 +1,86 @@
+"""A machine's history: runs of one label become one page per label, both languages, linked from its machine pages;
+a change is flagged only where two runs' intervals do not overlap."""
+import json
+import shutil
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from rtreport.cli import main
+from site_gen.history import changes, shift
+
+CPU = "data/cpu-epyc-2core.duckdb"
+
+
+def test_shift_flags_only_intervals_that_do_not_overlap():
+    assert shift((1.0, 0.9, 1.1), (1.2, 1.11, 1.3)) == "slower"
+    assert shift((1.0, 0.9, 1.1), (0.8, 0.7, 0.89)) == "faster"
+    assert shift((1.0, 0.9, 1.1), (1.5, 1.1, 1.9)) == "same"     # touching intervals: not shown to differ
+    assert shift((1.0, 0.9, 1.1), (0.5, 0.2, 0.95)) == "same"
+    assert shift(None, (1.0, 0.9, 1.1)) is None
+    assert shift((1.0, float("nan"), 1.1), (2.0, 1.9, 2.1)) is None
+
+
+def test_changes_lists_run_fields_then_libraries():
+    a = {"gpu_driver": "550.1", "code_hash": "a" * 64, "environment": {"onnxruntime": "1.32.0", "torch": "2.13.0"}}
+    b = {"gpu_driver": "560.2", "code_hash": "a" * 64, "environment": {"onnxruntime": "1.33.0", "numpy": "2.4.6"}}
+    assert changes(a, b) == [("hist_driver", "", "550.1", "560.2"), ("hist_library", "numpy", None, "2.4.6"),
+                             ("hist_library", "onnxruntime", "1.32.0", "1.33.0"),
+                             ("hist_library", "torch", "2.13.0", None)]
+    assert changes(a, a) == []
+
+
+def _next_run(src, dst, run_id, day, slower=1.0, **columns):
+    """A copy of ``src`` as a later run of the same machine: ONNX Runtime upgraded, its latency scaled."""
+    shutil.copyfile(src, dst)
+    con = duckdb.connect(str(dst))
+    for (table,) in con.execute("SELECT table_name FROM information_schema.columns WHERE column_name = 'run_id'"
+                                ).fetchall():
+        con.execute(f"UPDATE {table} SET run_id = ?", [run_id])
+    env = json.loads(con.execute("SELECT environment FROM runs").fetchone()[0])
+    env["onnxruntime"] = "9.9.9"
+    con.execute(f"UPDATE runs SET started_at = started_at + INTERVAL {day} DAY, environment = ?", [json.dumps(env)])
+    con.execute("UPDATE runtimes SET libraries = '{\"onnxruntime\": \"9.9.9\"}' WHERE runtime_id = 'ort-cpu-fp32'")
+    con.execute("UPDATE latency SET seconds = seconds * ? WHERE runtime_id = 'ort-cpu-fp32'", [slower])
+    for column, value in columns.items():
+        con.execute(f"UPDATE runs SET {column} = ?", [value])
+    con.close()
+    return dst
+
+
+@pytest.fixture(scope="module")
+def history_site(tmp_path_factory):
+    d = tmp_path_factory.mktemp("history")
+    first = d / "a.duckdb"
+    shutil.copyfile(CPU, first)
+    slower = _next_run(CPU, d / "b.duckdb", "second", 1, slower=3.0)
+    other_model = _next_run(CPU, d / "c.duckdb", "third", 2, model_sha256="f" * 64)
+    alone = _next_run(CPU, d / "d.duckdb", "fourth", 3, label="lonely")
+    result = CliRunner().invoke(main, ["build", str(first), str(slower), str(other_model), str(alone),
+                                       "--out", str(d / "s")])
+    assert result.exit_code == 0, result.output
+    return d / "s"
+
+
+def test_history_page_says_what_changed_and_flags_the_change_beyond_the_intervals(history_site):
+    en = (history_site / "en" / "history" / "cpu-epyc-2core" / "index.html").read_text()
+    zh = (history_site / "zh-tw" / "history" / "cpu-epyc-2core" / "index.html").read_text()
+    assert "3 runs of this machine" in en and "This machine&#39;s answer is Run 3" in en
+    assert "library onnxruntime: 1.32.0 → 9.9.9" in en
+    first_step = en[en.index("Run 1 → Run 2"):en.index("Run 2 → Run 3")]
+    assert "ONNX Runtime CPU FP32: P95 0.273 → 0.820 ms, slower beyond both 95 % intervals" in first_step
+    assert "PyTorch CPU FP32: P95" not in first_step          # the same samples: within the intervals
+    second_step = en[en.index("Run 2 → Run 3"):]
+    assert "Not measured alike — the model: the changes are listed" in second_step
+    assert "beyond both" not in second_step and "model (sha256): 41b8309b23fd → ffffffffffff" in second_step
+    assert "變慢，超出兩者的 95% 區間" in zh and "函式庫 onnxruntime：1.32.0 → 9.9.9" in zh
+    for slug in ("cpu-epyc-2core", "cpu-epyc-2core-2", "cpu-epyc-2core-3"):
+        page = (history_site / "en" / "hardware" / slug / "index.html").read_text()
+        assert 'href="../../history/cpu-epyc-2core/index.html">This machine over time: 3 runs' in page
+
+
+def test_a_label_with_one_run_has_no_history(history_site):
+    assert sorted(p.name for p in (history_site / "en" / "history").iterdir()) == ["cpu-epyc-2core"]
+    page = (history_site / "en" / "hardware" / "lonely" / "index.html").read_text()
+    assert "This machine over time" not in page
