@@ -159,6 +159,17 @@ def _flag(what: str, moved: str, title: str, x, y, t: Translator) -> str:
     return t(what, runtime=title, moved=t(f"hist_{moved}"), **values)
 
 
+def history_link(label: str, runs: list, res, slug: str, t: Translator) -> dict:
+    """What a machine page of a label with a history says: the link, and for an earlier run which run answers."""
+    best = answer(runs)
+    mine = next(i for i, (r, _) in enumerate(runs) if r is res)
+    newer = runs[best]
+    return {"href": f"../../history/{slug}/index.html", "text": t("hist_link", n=len(runs)),
+            "superseded": None if mine == best else
+            {"text": t("hist_superseded", run=t("hist_run_n", n=best + 1)),
+             "href": f"../{newer[1]}/index.html", "link": label_of(newer[0])}}
+
+
 def history_slugs(histories) -> dict:
     """Each history's page slug (the label's, unique among histories)."""
     taken: set = set()

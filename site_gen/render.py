@@ -14,7 +14,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
-from .history import groups as history_groups, history_page, history_slugs
+from .history import groups as history_groups, history_link, history_page, history_slugs
 from .home import compare_page, cross_hardware_chart, home_page, study_page
 from .i18n import LANGUAGES, Translator
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, label_of, machine_title, page_frame, slugify
@@ -94,8 +94,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             doing["source"] = res.rows.source
             hw = hardware_page(res, slug, t)
             label = history_of.get(id(res))
-            hw["history"] = label and {"href": f"../../history/{history_slug[label]}/index.html",
-                                       "text": t("hist_link", n=len(dict(histories)[label]))}
+            hw["history"] = label and history_link(label, dict(histories)[label], res, history_slug[label], t)
             render("hardware.html", lang, f"hardware/{slug}", machine_title(res, t), " ".join(hw["found"][:1])[:300],
                    any(hw["charts"].values()), kind="article", hw=hw)
         for label, runs in histories:
