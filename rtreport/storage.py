@@ -128,6 +128,7 @@ def problem(e: Exception, url, doing: str) -> str:
                "SignatureDoesNotMatch": "the secret key does not match the access key",
                "AccessDenied": "access denied"}.get(code) or \
             (f"bucket {url.bucket} does not exist" if status == 404 and doing == "reach" else
+             "access denied (check the credentials and the bucket's permissions)" if status == 403 else
              f"{code or status}: {str(e)[:160]}")
     else:
         why = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}"

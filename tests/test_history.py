@@ -86,3 +86,19 @@ def test_a_label_with_one_run_has_no_history(history_site):
     assert sorted(p.name for p in (history_site / "en" / "history").iterdir()) == ["cpu-epyc-2core"]
     page = (history_site / "en" / "hardware" / "lonely" / "index.html").read_text()
     assert "This machine over time" not in page
+
+
+def test_two_runs_in_one_file_make_a_history(tmp_path):
+    both = tmp_path / "both.duckdb"
+    shutil.copyfile(CPU, both)
+    second = _next_run(CPU, tmp_path / "second.duckdb", "second", 1, slower=3.0)
+    con = duckdb.connect(str(both))
+    con.execute(f"ATTACH '{second}' AS b (READ_ONLY)")
+    for (table,) in con.execute("SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = "
+                                "'run_id' AND table_catalog = 'b'").fetchall():
+        con.execute(f"INSERT INTO {table} SELECT * FROM b.{table}")
+    con.close()
+    result = CliRunner().invoke(main, ["build", str(both), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    en = (tmp_path / "s" / "en" / "history" / "cpu-epyc-2core" / "index.html").read_text()
+    assert "2 runs of this machine" in en and "ONNX Runtime CPU FP32: P95 0.273 → 0.820 ms, slower" in en
