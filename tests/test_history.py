@@ -102,3 +102,17 @@ def test_two_runs_in_one_file_make_a_history(tmp_path):
     assert result.exit_code == 0, result.output
     en = (tmp_path / "s" / "en" / "history" / "cpu-epyc-2core" / "index.html").read_text()
     assert "2 runs of this machine" in en and "ONNX Runtime CPU FP32: P95 0.273 → 0.820 ms, slower" in en
+
+
+def test_the_chinese_history_page_shows_no_english_string(history_site):
+    import re
+
+    from site_gen.i18n import catalog
+    en, zh = catalog("en"), catalog("zh-tw")
+    english_only = [v for k, v in en.items() if v != zh[k] and "{" not in v and len(v) >= 12]
+    for page in ("history/cpu-epyc-2core", "hardware/cpu-epyc-2core"):
+        html = (history_site / "zh-tw" / page / "index.html").read_text()
+        text = re.sub(r"<[^>]+>", " ", re.sub(r"<script.*?</script>", " ", html, flags=re.S))
+        assert "歷次執行" in text
+        assert not [s for s in english_only if s in text]
+        assert not re.search(r"\b(slower|faster|runs of this machine|answer)\b", text)
