@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 from click.testing import CliRunner
 
+from conftest import COMMITTED_RUNS
 from rtreport.cli import main
 from site_gen.i18n import LANGUAGES, catalog
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tree(folder):
@@ -237,15 +237,13 @@ def _zh_latin_words(site):
     return found
 
 
-def test_chinese_pages_have_no_latin_prose(quick_run, tmp_path):
-    site = tmp_path / "s"
-    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+def test_chinese_pages_have_no_latin_prose(published_site):
+    site = published_site
     assert _zh_latin_words(site) == {}
 
 
-def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(quick_run, tmp_path):
-    site = tmp_path / "s"
-    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(published_site):
+    site = published_site
     assets = site / "assets"
     bundles = list(assets.glob("plotly-basic-*.min.js"))
     assert len(bundles) == 1 and bundles[0].stat().st_size < 1_200_000      # the basic bundle, not the full 4.8 MB
@@ -297,14 +295,13 @@ def test_without_a_base_url_no_relative_hreflang_or_canonical(built_site):
         assert '<link rel="alternate" hreflang' not in text
 
 
-def test_the_overview_says_how_many_seeds_each_run_played(quick_run, tmp_path):
+def test_the_overview_says_how_many_seeds_each_run_played(quick_run, published_site):
     """Runs that played different numbers of their pre-registered seeds: the overview names whose workload is
     whose, instead of two unlabelled lines."""
-    site = tmp_path / "s"
-    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+    site = published_site
     text = html.unescape(re.sub(r"\s+", " ", (site / "en" / "index.html").read_text()))
     played = {}
-    for path in (quick_run, ROOT / "data" / "cpu-epyc-2core.duckdb", ROOT / "data" / "nvidia-h200.duckdb"):
+    for path in (quick_run, *COMMITTED_RUNS):
         con = duckdb.connect(str(path), read_only=True)
         label, ref, seeds = con.execute("SELECT label, reference_runtime, settings FROM runs").fetchone()
         n = con.execute("SELECT count(*) FROM episodes WHERE runtime_id = ?", [ref]).fetchone()[0]
