@@ -173,15 +173,19 @@ def design_power(sd: float, margin: float, looks, true_difference: float = 0.0, 
 
 
 def simulate(sd: float, margin: float, looks, true_difference: float = 0.0, simulations: int = 20_000,
-             seed: int = 20261130, alpha: float = ALPHA, block: int = 2000):
-    """Simulated runs of the design on normal paired differences: per run (non-inferior?, inferior?, stop look,
-    mean at the stop), as numpy arrays; undecided runs stop at the last look."""
+             seed: int = 20261130, alpha: float = ALPHA, block: int = 2000, pool=None):
+    """Simulated runs of the design on normal paired differences (or, given ``pool``, differences resampled from
+    it, centred, shifted to ``true_difference``): per run (non-inferior?, inferior?, stop look, mean at the
+    stop), as numpy arrays; undecided runs stop at the last look."""
+    centred = None if pool is None else np.asarray(pool, float) - float(np.mean(pool))
     rng = np.random.default_rng(seed)
     c = boundaries([n / looks[-1] for n in looks], alpha)
     ni, inf = np.zeros(simulations, bool), np.zeros(simulations, bool)
     stop, mean_at = np.full(simulations, len(looks) - 1), np.zeros(simulations)
     for start in range(0, simulations, block):
-        d = rng.normal(true_difference, sd, size=(min(block, simulations - start), looks[-1]))
+        shape = (min(block, simulations - start), looks[-1])
+        d = rng.normal(true_difference, sd, size=shape) if centred is None else \
+            true_difference + centred[rng.integers(0, centred.size, size=shape)]
         sums, squares = np.cumsum(d, axis=1), np.cumsum(d ** 2, axis=1)
         sl, open_ = slice(start, start + d.shape[0]), np.ones(d.shape[0], bool)
         for k, n in enumerate(looks):
