@@ -110,3 +110,28 @@ def test_conditional_powers_on_paired_differences():
     cp = after_stopping.conditional_powers(d, 1, LOOKS, 12.0)
     assert cp["looks_left"] == 3 and 0 < cp["observed"] < 1 and 0 < cp["design"] < 1
     assert after_stopping.conditional_powers(d, 4, LOOKS, 12.0) is None
+
+
+def test_the_pages_say_conditional_power_while_undecided_in_both_languages():
+    from site_gen.i18n import Translator
+    from site_gen.wording import chance, conditional_power
+    cp = {"conditional_power": {"design": 0.934, "observed": 0.0004, "looks_left": 2}}
+    assert conditional_power(cp, Translator("en")) == \
+        "conditional power with the 2 looks left: 93 % if the true difference is 0, < 1 % if it is the current mean"
+    assert conditional_power(cp, Translator("zh-tw")) == \
+        "剩餘 2 次檢視的條件檢定力：真實差為 0 時 93%，真實差等於目前平均差時 < 1%"
+    assert conditional_power({"conditional_power": None}, Translator("en")) == \
+        "no look is left: the design ends undecided"
+    assert [chance(x) for x in (0.0, 0.004, 0.5, 0.996, 1.0)] == ["< 1 %", "< 1 %", "50 %", "> 99 %", "> 99 %"]
+
+
+def test_a_look_carries_conditional_power_while_undecided_and_the_adjusted_estimate_once_stopped():
+    from site_gen.analysis import _look
+    rng = np.random.default_rng(8)
+    ref = {s: float(v) for s, v in enumerate(rng.normal(250.0, 90.0, size=1200))}
+    worse = {s: ref[s] + d for s, d in enumerate(rng.normal(-12.0, 120.0, size=1200))}
+    open_ = _look(worse, ref, list(range(300)), 1, LOOKS, 0.05)
+    assert open_["outcome"] == "undecided" and open_["adjusted"] is None
+    assert open_["conditional_power"]["looks_left"] == 3
+    last = _look(worse, ref, list(range(1200)), 4, LOOKS, 0.05)
+    assert last["conditional_power"] is None and last["adjusted"]["naive"] == pytest.approx(last["mean"])
