@@ -21,7 +21,6 @@ import math
 import numpy as np
 
 ALPHA = 0.025          # one-sided, each direction (= the two sides of a 95 % interval)
-POWER = 0.80
 GRID = 32              # Jennison & Turnbull's r: 6r − 1 grid points a look; the error falls as r⁻⁴ (< 1e-7 here)
 
 _erfc = np.frompyfunc(math.erfc, 1, 1)
