@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rtreport import sequential, stats
+from rtreport import after_stopping, sequential, stats
 
 from .load import RunRows, RuntimeRows
 from .verdict import Gates, Verdict, judge
@@ -98,9 +98,12 @@ def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
     mean, low, high = sequential.repeated_ci(d, k, looks)
     outcome = sequential.outcome(low, high, margin)
     sd = float(d.std(ddof=1)) if d.size > 1 else 0.0
+    stopped = outcome != "undecided" or k == len(looks) - 1
     return {"look": k, "looks": len(looks), "n": int(d.size), "mean": mean, "low": low, "high": high,
             "margin": margin, "outcome": outcome, "sd": sd, "up": int((d > 0).sum()), "down": int((d < 0).sum()),
-            "seeds_needed": sequential.seeds_needed(mean, sd, margin) if outcome == "undecided" else None}
+            # after a stop: the median-unbiased estimate; while undecided with looks left: conditional power
+            "adjusted": after_stopping.median_unbiased(d, k, looks, margin) if stopped and sd > 0 else None,
+            "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin)}
 
 
 def shadow_agreement(rt: RuntimeRows) -> dict | None:

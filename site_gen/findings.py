@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import RunResult, RuntimeResult
-from .wording import pct, speed_change
+from .wording import conditional_power, pct, speed_change
 
 
 def _speedup(r: RuntimeResult) -> float:
@@ -55,8 +55,8 @@ def recommendation_text(res: RunResult, t) -> str:
 
 def undecided_why(r: RuntimeResult, t) -> str:
     gate = next(g for g in r.verdict.gates if g.state == "undecided")
-    if gate.gate == "play" and gate.detail.get("seeds_needed"):
-        return t("why_play_undecided", n=f"{gate.detail['n']:,}", needed=f"{gate.detail['seeds_needed']:,}")
+    if gate.gate == "play" and gate.detail:
+        return t("why_play_undecided", n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))
     return t(f"why_{gate.gate}_undecided")
 
 

@@ -8,7 +8,7 @@ from rtreport.stats import MARGIN_BINS
 
 from .analysis import RunResult
 from .i18n import Translator
-from .wording import pct, speed_change
+from .wording import conditional_power, pct, speed_change
 
 
 def _margin_bin_label(i: int) -> str:
@@ -71,15 +71,16 @@ def play_test_table(res: RunResult, t: Translator) -> dict | None:
     for r in ran:
         p, sec = r.play, r.secondary or {}
         played = sum(1 for e in r.rows.episodes if e["source"] is None)
-        needed = p.get("seeds_needed")
-        outcome = t(f"play_{p['outcome']}") + (" (" + t("needs_seeds", seeds=f"{needed:,}") + ")" if needed else "")
+        outcome = t(f"play_{p['outcome']}") + (" (" + conditional_power(p, t) + ")" if p["outcome"] == "undecided" else "")
+        adj = p.get("adjusted")
+        adjusted = f"{adj['estimate']:+.2f} [{adj['low']:+.2f}, {adj['high']:+.2f}]" if adj else t("none")
         iqm = f"{sec['iqm']:.1f} [{sec['iqm_ci'][0]:.1f}, {sec['iqm_ci'][1]:.1f}] / {sec['iqm_reference']:.1f}" \
             if sec else t("none")
         poi = f"{sec['poi']:.3f} [{sec['poi_ci'][0]:.3f}, {sec['poi_ci'][1]:.3f}]" if sec else t("none")
         check = t("check_result", matched=r.check["matched"], tested=r.check["tested"]) if r.check else t("none")
-        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})", f"{p['mean']:+.2f}",
+        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})", f"{p['mean']:+.2f}", adjusted,
                      f"{p['low']:+.2f} … {p['high']:+.2f}", f"{-p['margin']:.2f}", outcome,
                      f"{p['up']}↑ {p['down']}↓", f"{played:,} / {len(r.rows.episodes) - played:,}", iqm, poi, check])
-    head = [t(k) for k in ("col_seeds_look", "col_mean_diff", "col_rci", "col_margin", "col_outcome",
+    head = [t(k) for k in ("col_seeds_look", "col_mean_diff", "col_mean_adjusted", "col_rci", "col_margin", "col_outcome",
                            "col_up_down", "col_played_established", "col_iqm_vs_ref", "col_poi", "col_check")]
     return {"head": [t("col_runtime")] + head, "rows": rows}

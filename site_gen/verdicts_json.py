@@ -17,6 +17,10 @@ def _round(x):
     return None if x is None else round(float(x), 6)
 
 
+def _rounded(d: dict | None) -> dict | None:
+    return None if d is None else {k: _round(v) if isinstance(v, float) else v for k, v in d.items()}
+
+
 def verdicts_document(res: RunResult) -> str:
     run = res.rows.run
     runtimes = []
@@ -38,7 +42,8 @@ def verdicts_document(res: RunResult) -> str:
                 if g.gate == "play" and g.detail:
                     gate.update(n=g.detail["n"], look=g.detail["look"] + 1, looks=g.detail["looks"],
                                 margin=_round(g.detail["margin"]), outcome=g.detail["outcome"],
-                                seeds_needed=g.detail.get("seeds_needed"))
+                                conditional_power=_rounded(g.detail.get("conditional_power")),
+                                median_unbiased=_rounded(g.detail.get("adjusted")))
                 gates[g.gate] = gate
             entry["gates"] = gates
         runtimes.append(entry)

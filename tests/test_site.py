@@ -215,7 +215,7 @@ ALLOWED_LATIN = {  # product and library names, units, the study's loanwords, ac
     "torch.compile", "bootstrap", "sticky", "action", "IQM", "JSON", "CSV", "NVML", "CUPTI", "SHA-256", "sha256",
     "rtreport", "rliable", "DuckDB", "PyPI", "cuDNN", "Triton", "ALE", "P10", "P50", "P90", "P95", "P99", "ms", "MB",
     "MiB", "KB", "MHz", "mJ", "W", "J", "x", "English", "NOOP", "FIRE", "RIGHT", "LEFT", "Lan", "DeMets", "O",
-    "Brien", "Fleming", "matmul", "compute", "capability", "gates.toml", "model.pt", "model.onnx", "uint8", "float",
+    "Brien", "Fleming", "Jennison", "Turnbull", "Bonferroni", "matmul", "compute", "capability", "gates.toml", "model.pt", "model.onnx", "uint8", "float",
     "std", "SIGINT", "SIGTERM", "SIGHUP", "SM", "ε", "dtype", "use_tf32", "Bootstrap", "C", "B", "kernel", "Python",
 }
 
