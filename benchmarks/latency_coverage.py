@@ -163,7 +163,7 @@ def main(argv=None) -> None:
     print(f"{machines} simulated machines, {samples} samples per round, next repeat of {REPEAT_ROUNDS} rounds; "
           f"coverage of the 95 % interval: next repeat's estimate / true value")
     rng = np.random.default_rng(args.seed)
-    t0 = time.time()
+    t0, c0 = time.time(), time.process_time()
     tally: dict = {}
 
     def add(name, hits):
@@ -199,7 +199,7 @@ def main(argv=None) -> None:
             if cells != ["—", "—"]:
                 print(f"{name:<78} {stat:<4} {cells[0]:>27} {cells[1]:>28}")
     print("width: the median of high / low of the interval (1.10× = ±5 %)")
-    print(f"({time.time() - t0:.0f} s)")
+    print(f"({time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU)")
 
 
 if __name__ == "__main__":

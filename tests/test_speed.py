@@ -2,7 +2,9 @@
 the interval, a recommendation that compares the top two directly, one statistic per headline, and repeats."""
 from __future__ import annotations
 
+import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -138,3 +140,52 @@ def test_round_statistics_are_paired_by_round_and_two_level_with_repeats():
     assert res["level"] == "repeats" and res["high"] == pytest.approx(math.exp(np.mean(means) + half))
     assert [(k, round(v, 4), n) for k, v, n in ls.repeat_values(values)] == \
         [(0, round(math.sqrt(1.2), 4), 2), (1, round(math.sqrt(2.4), 4), 2), (2, 1.1, 1)]
+
+
+def _add_repeats(path: Path, slow_reference: dict) -> None:
+    """Two later repeats in a copy of a collect file: rounds 100+ copy rounds 0–1 of every runtime, with the
+    reference's samples scaled by ``slow_reference[repeat]`` and the contract's conditions (B's collect)."""
+    import duckdb
+    con = duckdb.connect(str(path))
+    try:
+        ref = con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
+        for repeat, factor in slow_reference.items():
+            for src in (0, 1):
+                new = 100 * repeat + src
+                con.execute("INSERT INTO latency SELECT run_id, runtime_id, kind, batch_size, ?, iteration, "
+                            "seconds * CASE WHEN runtime_id = ? THEN ? ELSE 1 END FROM latency "
+                            "WHERE kind = 'decision' AND round = ?", [new, ref, factor, src])
+                conditions = {"repeat": repeat, "phase": "repeat", "host_load": 0.25 * repeat, "cpu_busy": 0.5,
+                              "cpu_mhz": 2400.0 + repeat, "flagged": ["host load"] if repeat == 2 else None}
+                con.execute("INSERT INTO rounds SELECT run_id, runtime_id, ?, position, started_at + INTERVAL 10 MINUTE"
+                            " * ?, ?::JSON FROM rounds WHERE round = ?",
+                            [new, repeat, json.dumps(conditions), src])
+    finally:
+        con.close()
+
+
+def test_repeats_are_shown_per_runtime_with_what_differed(quick_run, tmp_path):
+    from click.testing import CliRunner
+
+    from rtreport.cli import main
+    from site_gen.load import load_file
+
+    path = tmp_path / "repeats.duckdb"
+    shutil.copy(quick_run, path)
+    _add_repeats(path, {1: 1.3, 2: 0.8})
+    res = analyse(load_file(path)[0], GATES)
+    cand = next(r for r in res.runtimes if r.ratios)
+    assert cand.ratios["p95"]["repeats"] == 2 and cand.ratios["p95"]["level"] == "repeats"
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for lang, heading, repeat in (("en", "Repeats: the same rounds in fresh processes", "repeat 2"),
+                                  ("zh-tw", "重複量測：在新的行程中再量同樣的輪次", "重複量測 2")):
+        page = next((out / lang / "hardware").glob("*/index.html")).read_text(encoding="utf-8")
+        section = page[page.index(heading):]
+        assert repeat in section and "0.50" in section and "2402" in section   # host load, CPU MHz of repeat 2
+        # both repeats copy the same two rounds, the reference 1.3× and 0.8× as slow: their ratios differ by that
+        ratios = dict((g, v) for g, v, _ in ls.repeat_values(ls.paired_ratios(
+            cand.keyed, res.runtime(res.reference_id).keyed, "p95")))
+        assert ratios[1] * 1.3 == pytest.approx(ratios[2] * 0.8, rel=1e-6)
+        assert f"{ratios[1]:.3f}" in section and f"{ratios[2]:.3f}" in section
