@@ -58,7 +58,8 @@ def round_statistic(seconds, statistic: str) -> float:
 
 def per_round(rounds: dict, statistic: str) -> dict:
     """``rounds``: round id -> (repeat, seconds). Returns round id -> (repeat, statistic in ms)."""
-    return {k: (rep, round_statistic(s, statistic)) for k, (rep, s) in rounds.items() if np.size(s)}
+    values = {k: (rep, round_statistic(s, statistic)) for k, (rep, s) in rounds.items() if np.size(s)}
+    return {k: v for k, v in values.items() if v[1] > 0}   # a zero-time round (a broken clock) has no logarithm
 
 
 def paired_ratios(candidate: dict, baseline: dict, statistic: str) -> dict:

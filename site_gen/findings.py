@@ -93,7 +93,9 @@ def sentences(res: RunResult, t) -> list[str]:
         else:
             out.append(t("find_speed", top=top, ref=ref.rows.title, stat=stat_name(res),
                          ref_value=f"{ref.latency[q]:.3f}", slowest=ranked[-1].rows.title,
-                         slowest_change=speed_change(ranked[-1].ratio[0], t)))
+                         slowest_change=speed_change(ranked[-1].ratio[0], t),
+                         slowest_low=speed_change(ranked[-1].ratio[1], t),
+                         slowest_high=speed_change(ranked[-1].ratio[2], t)))
     judged = [r for r in res.runtimes if r.verdict]
     for outcome in ("deployment-worthy", "not-adopted", "undecided"):
         group = [r for r in judged if r.verdict.outcome == outcome]

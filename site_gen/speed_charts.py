@@ -37,9 +37,9 @@ def speed_chart(res: RunResult, t) -> Chart | None:
         versus = head_to_head(best, r, q)
         if versus is None or versus["low"] <= 1 <= versus["high"]:
             ties.append(r.rows.title)
-    summary = ("sum_speed_ties", {"stat": stat, "fastest": best.rows.title, "times": f"{speed[0]:.2f}",
-                                  "ties": t("sep").join(ties)}) \
-        if ties else ("sum_speed", {"stat": stat, "fastest": best.rows.title, "times": f"{speed[0]:.2f}"})
+    said = {"stat": stat, "fastest": best.rows.title, "times": f"{speed[0]:.2f}", "low": f"{lo[0]:.2f}",
+            "high": f"{hi[0]:.2f}"}
+    summary = ("sum_speed_ties", {**said, "ties": t("sep").join(ties)}) if ties else ("sum_speed", said)
     return Chart("speed", fig, ["col_runtime", f"col_{q}_ms", "col_times", "col_interval95"], rows, "title_speed",
                  "cap_speed", summary, csv)
 
