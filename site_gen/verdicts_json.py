@@ -6,7 +6,9 @@ import json
 
 from .analysis import RunResult
 
-FIELDS = {"faster": ("p95_ratio", "ratio of P95s, candidate / reference (95 % CI: rounds and sample blocks)"),
+FIELDS = {"faster": ("{stat}_ratio", "ratio of {STAT}s, candidate / reference of the same latency round: geometric mean "
+                                     "over rounds, 95 % prediction interval for the next measurement (over rounds, "
+                                     "or over repeats where the file has any)"),
           "agreement": ("same_action_fraction", "share of the reference's played decisions with the same action "
                                                 "(95 % CI: episodes resampled)"),
           "play": ("mean_paired_difference", "mean same-seed score difference, candidate − reference "
@@ -32,11 +34,18 @@ def verdicts_document(res: RunResult) -> str:
             gates = {}
             for g in r.verdict.gates:
                 name, meaning = FIELDS[g.gate]
+                if g.gate == "faster":
+                    q = g.detail["statistic"]
+                    name, meaning = name.format(stat=q), meaning.format(STAT=q.upper())
                 gate = {"state": g.state, "statistic": name, "meaning": meaning, "value": _round(g.value),
                         "ci_low": _round(g.low), "ci_high": _round(g.high), "threshold": _round(g.threshold)}
                 if g.gate == "faster" and r.latency:
                     gate["n"] = r.latency["n"]
                     gate["rounds"] = len(r.latency["rounds"])
+                    gate.update(repeats=g.detail.get("repeats", 0), interval_level=g.detail.get("level"),
+                                slower=g.detail.get("slower"))
+                    if g.detail.get("needed"):
+                        gate["needed_" + g.detail["level"]] = g.detail["needed"]
                 if g.gate == "agreement" and g.detail:
                     gate.update(n=g.detail["decisions"], same=g.detail["same"], episodes=g.detail["episodes"])
                 if g.gate == "play" and g.detail:
@@ -49,7 +58,8 @@ def verdicts_document(res: RunResult) -> str:
         runtimes.append(entry)
     doc = {"machine": run["label"], "run_id": run["run_id"], "status": run["status"], "profile": run.get("profile"),
            "reference": res.reference_id, "withheld": res.withheld, "source": res.rows.source.name,
-           "gates": {"source": res.gates.source, "min_p95_reduction": res.gates.min_p95_reduction,
+           "gates": {"source": res.gates.source, "speed_statistic": res.gates.speed_statistic,
+                     "min_reduction": res.gates.min_p95_reduction,
                      "min_same_action_fraction": res.gates.min_same_action_fraction,
                      "play_margin_fraction_of_reference_mean": res.gates.play_margin},
            "runtimes": runtimes}

@@ -35,14 +35,25 @@ def speed_change(ratio: float, t: Translator, digits: int = 1) -> str:
     return t("faster_by", value=pct(1 - ratio, digits)) if ratio < 1 else t("slower_by", value=pct(ratio - 1, digits))
 
 
+def stat_name(res) -> str:
+    """The latency statistic every speed claim of a run names and pairs ("P95" or "P50": the faster gate's)."""
+    return res.gates.speed_statistic.upper()
+
+
 def gate_reason(g, t: Translator) -> str:
     key = f"gate_{g.gate}_{g.state}"
     if g.state == "missing":
         return t(key)
     if g.gate == "faster":
-        # the CI of the ratio, read from the faster end to the slower one
-        return t(key, change=speed_change(g.value, t), low=speed_change(g.low, t), high=speed_change(g.high, t),
-                 threshold=pct(1 - g.threshold, 0))
+        # the interval of the ratio, read from the faster end to the slower one
+        d = g.detail
+        if g.state == "fail" and d.get("slower"):
+            key = "gate_faster_slower"
+        needed = "" if g.state != "undecided" else (t(f"needs_{d['level']}", n=d["needed"]) if d.get("needed")
+                                                    else t("needs_speed_unknown"))
+        return t(key, stat=d["statistic"].upper(), change=speed_change(g.value, t), low=speed_change(g.low, t),
+                 high=speed_change(g.high, t), threshold=pct(1 - g.threshold, 0), rounds=d["rounds"],
+                 needed=needed)
     if g.gate == "agreement":
         return t(key, value=pct(g.value, 2), low=pct(g.low, 2), high=pct(g.high, 2), threshold=pct(g.threshold, 0),
                  decisions=f"{g.detail['decisions']:,}", episodes=f"{g.detail['episodes']:,}")

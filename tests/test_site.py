@@ -162,8 +162,8 @@ def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
     (rows of one trace coloured per runtime, or one trace per runtime)."""
     from collect import paths
     from site_gen.analysis import analyse
-    from site_gen.charts import (agreement_chart, fixed_states_chart, latency_chart, play_chart, speed_chart,
-                                 throughput_chart)
+    from site_gen.charts import agreement_chart, fixed_states_chart, play_chart, throughput_chart
+    from site_gen.speed_charts import latency_chart, speed_chart
     from site_gen.load import load_file
     from site_gen.verdict import Gates
 

@@ -79,27 +79,33 @@ def _shadow(fraction, low, high):
     return {"fraction": fraction, "low": low, "high": high, "same": 990, "decisions": 1000, "episodes": 10}
 
 
+def _ratio(value, low, high, rounds=10):
+    """A faster-gate input: the per-round ratio's value and interval (latency_stats.interval's fields)."""
+    return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": 0, "level": "rounds",
+            "sd": 0.05, "df": rounds - 1}
+
+
 def _play(outcome):
     return {"outcome": outcome, "mean": 0.0, "low": -1.0, "high": 1.0, "margin": 2.0, "n": 100, "look": 0, "looks": 1}
 
 
 def test_verdict_all_gates_pass():
-    v = judge(GATES, (0.69, 0.66, 0.72), _shadow(1.0, 1.0, 1.0), _play("non-inferior"))
+    v = judge(GATES, _ratio(0.69, 0.66, 0.72), _shadow(1.0, 1.0, 1.0), _play("non-inferior"))
     assert v.outcome == "deployment-worthy" and [g.state for g in v.gates] == ["pass", "pass", "pass"]
 
 
 def test_verdict_reads_intervals_not_points():
     # the original study's TensorRT FP16: slower than the reference even at the fast end of its CI
-    assert judge(GATES, (1.047, 1.02, 1.08), _shadow(0.99, 0.985, 0.995), _play("non-inferior")).outcome == \
+    assert judge(GATES, _ratio(1.047, 1.02, 1.08), _shadow(0.99, 0.985, 0.995), _play("non-inferior")).outcome == \
         "not-adopted"
     # 12 % faster at the point, but the CI reaches 5 % faster: undecided, not a pass
-    v = judge(GATES, (0.88, 0.84, 0.95), _shadow(0.99, 0.985, 0.995), _play("non-inferior"))
+    v = judge(GATES, _ratio(0.88, 0.84, 0.95), _shadow(0.99, 0.985, 0.995), _play("non-inferior"))
     assert v.outcome == "undecided" and v.gates[0].state == "undecided"
-    edge = judge(GATES, (0.85, 0.8, 0.9), _shadow(0.99, 0.98, 0.995), _play("non-inferior"))
+    edge = judge(GATES, _ratio(0.85, 0.8, 0.9), _shadow(0.99, 0.98, 0.995), _play("non-inferior"))
     assert [g.state for g in edge.gates] == ["pass", "pass", "pass"]     # exactly on each threshold
-    low = judge(GATES, (0.5, 0.4, 0.6), _shadow(0.975, 0.97, 0.979), _play("undecided"))
+    low = judge(GATES, _ratio(0.5, 0.4, 0.6), _shadow(0.975, 0.97, 0.979), _play("undecided"))
     assert [g.state for g in low.gates] == ["pass", "fail", "undecided"] and low.outcome == "not-adopted"
-    assert judge(GATES, (0.5, 0.4, 0.6), _shadow(0.99, 0.97, 0.995), _play("inferior")).outcome == "not-adopted"
+    assert judge(GATES, _ratio(0.5, 0.4, 0.6), _shadow(0.99, 0.97, 0.995), _play("inferior")).outcome == "not-adopted"
 
 
 def test_verdict_without_data_is_no_verdict():
