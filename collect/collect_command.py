@@ -63,6 +63,23 @@ def reference_notice(reference: str | None, available: list[str], requested: lis
             f"compare against ONNX Runtime, not PyTorch")
 
 
+def default_out(label: str) -> tuple[Path, str | None]:
+    """Where a run goes without --out: ./data/<label>.duckdb, or, when an earlier run is there (the README's command
+    run again), the first free ./data/<label>-2.duckdb, -3, …: a second run never overwrites nor is refused, and
+    ``rtreport build`` shows both runs of the machine."""
+    folder = Path("data")
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"./data is a file, not a folder: rtreport collect writes its runs into ./data/; "
+                        f"move that file or pass --out")
+    folder.mkdir(exist_ok=True)
+    name, n = slug(label), 1
+    out = folder / f"{name}.duckdb"
+    while out.exists():
+        n += 1
+        out = folder / f"{name}-{n}.duckdb"
+    return out, (f"note: {folder / f'{name}.duckdb'} holds an earlier run; this one goes to {out}" if n > 1 else None)
+
+
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
                 play_workers=None, resume=None, rounds=None, play_slots=None,
                 play_mps=False) -> int:
@@ -91,15 +108,15 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
         if rounds:
             profile = replace(profile, rounds=rounds)
     label = check_label(label) if label else default_label(cuda_index)
-    if out is None:
-        out = Path("data") / f"{slug(label)}.duckdb"
-        out.parent.mkdir(exist_ok=True)
-    out = Path(out)
+    out, out_note = (Path(out), None) if out is not None else default_out(label)
     artifacts_dir = Path(artifacts) if artifacts else Path("artifacts") / slug(label)
 
     def say(line: str) -> None:
         if not quiet:
             click.echo(line, err=True)
+
+    if out_note:
+        say(out_note)
 
     with OutputFile(out, overwrite) as target:
         if stored:

@@ -15,6 +15,7 @@ class Gates:
     min_same_action_fraction: float
     play_margin: float            # fraction of the reference's mean score
     source: str = "default"
+    speed_statistic: str = "p95"  # the latency statistic the faster gate compares ("p50" | "p95")
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Gates":
@@ -26,5 +27,11 @@ class Gates:
             else -play["min_ci_low_fraction_of_reference_mean"]
         if float(margin) < 0:
             raise ValueError("the play margin must not be negative")
-        return cls(float(data["faster"]["min_p95_reduction"]), float(data["agreement"]["min_same_action_fraction"]),
-                   float(margin), "default" if path == DEFAULT_GATES else path.name)
+        faster = data["faster"]
+        statistic = str(faster.get("statistic", "p95")).lower()
+        if statistic not in ("p50", "p95"):
+            raise ValueError(f"the faster gate's statistic must be p50 or p95, not {statistic!r}")
+        # gates files of rtreport ≤ 0.2 named the reduction min_p95_reduction (the statistic was always P95)
+        reduction = faster["min_reduction"] if "min_reduction" in faster else faster["min_p95_reduction"]
+        return cls(float(reduction), float(data["agreement"]["min_same_action_fraction"]),
+                   float(margin), "default" if path == DEFAULT_GATES else path.name, statistic)

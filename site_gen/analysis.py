@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rtreport import sequential, stats
+from rtreport import after_stopping, latency_stats, sequential, stats
 
 from .load import RunRows, RuntimeRows
 from .verdict import Gates, Verdict, judge
@@ -20,8 +20,11 @@ DRIFT_LIMIT = 1.10   # rounds whose P50s differ by more than this factor flag th
 class RuntimeResult:
     rows: RuntimeRows
     is_reference: bool
-    latency: dict | None = None          # stats.latency_summary + p95 CI (rounds), per-round summaries, spread
-    ratio: tuple | None = None           # P95 / reference P95: (point, low, high)
+    latency: dict | None = None          # stats.latency_summary, per-round summaries, spread, and "est": the
+                                         # published P50/P95 from rounds (latency_stats.interval, or None)
+    ratio: tuple | None = None           # the gate's statistic / the reference's, per round: (value, low, high)
+    ratios: dict = field(default_factory=dict)   # "p50"/"p95" -> latency_stats.interval of the per-round ratio
+    keyed: dict = field(default_factory=dict)    # round id -> (repeat, seconds): the rounds, paired by id
     throughput: dict = field(default_factory=dict)   # batch -> decisions/s
     agreement: dict | None = None        # fixed states (a diagnostic)
     shadow: dict | None = None           # every decision of the reference's episodes (the agreement gate)
@@ -98,9 +101,12 @@ def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
     mean, low, high = sequential.repeated_ci(d, k, looks)
     outcome = sequential.outcome(low, high, margin)
     sd = float(d.std(ddof=1)) if d.size > 1 else 0.0
+    stopped = outcome != "undecided" or k == len(looks) - 1
     return {"look": k, "looks": len(looks), "n": int(d.size), "mean": mean, "low": low, "high": high,
             "margin": margin, "outcome": outcome, "sd": sd, "up": int((d > 0).sum()), "down": int((d < 0).sum()),
-            "seeds_needed": sequential.seeds_needed(mean, sd, margin) if outcome == "undecided" else None}
+            # after a stop: the median-unbiased estimate; while undecided with looks left: conditional power
+            "adjusted": after_stopping.median_unbiased(d, k, looks, margin) if stopped and sd > 0 else None,
+            "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin)}
 
 
 def shadow_agreement(rt: RuntimeRows) -> dict | None:
@@ -146,12 +152,31 @@ def standing_check(rt: RuntimeRows, reference: RuntimeRows, run: dict) -> dict |
     return {"tested": len(tested), "matched": len(tested) - len(failed), "failed_seeds": failed}
 
 
-def _latency(rt: RuntimeRows) -> dict:
+def keyed_rounds(rt: RuntimeRows) -> dict:
+    """Round id -> (repeat, seconds); the repeat (0: the protocol's own rounds) from the round's conditions."""
+    repeat = {i["round"]: int((i.get("conditions") or {}).get("repeat") or 0) for i in rt.round_info}
+    ids = rt.round_ids or list(range(len(rt.rounds)))
+    return {k: (repeat.get(k, 0), s) for k, s in zip(ids, rt.rounds)}
+
+
+def _latency(rt: RuntimeRows, keyed: dict) -> dict:
+    """Pooled description of every sample (P99, mean, std), and the published P50/P95: from the rounds."""
     summary = stats.latency_summary(rt.decision_seconds)
-    summary["p95_ci_low"], summary["p95_ci_high"] = stats.p95_ci_rounds(rt.rounds)
     summary["rounds"] = stats.round_summaries(rt.rounds)
     summary["spread"] = stats.rounds_spread(rt.rounds)
+    summary["est"] = {q: latency_stats.runtime_interval(keyed, q) for q in latency_stats.STATISTICS}
+    for q, est in summary["est"].items():   # one round: its value, and no interval
+        summary[q] = est["value"] if est else latency_stats.round_statistic(rt.rounds[0], q)
+    p95 = summary["est"]["p95"]
+    summary["p95_ci_low"], summary["p95_ci_high"] = (p95["low"], p95["high"]) if p95 else (None, None)
+    summary["per_round"] = [{"round": k, "repeat": rep, "p50": latency_stats.round_statistic(s, "p50"),
+                             "p95": latency_stats.round_statistic(s, "p95")} for k, (rep, s) in keyed.items()]
     return summary
+
+
+def head_to_head(a: RuntimeResult, b: RuntimeResult, statistic: str) -> dict | None:
+    """a / b for ``statistic``, paired by round (both ran in the same rounds), with its interval."""
+    return latency_stats.ratio_interval(a.keyed, b.keyed, statistic)
 
 
 def analyse(run: RunRows, gates: Gates) -> RunResult:
@@ -167,9 +192,13 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
     for rt in run.runtimes:
         r = RuntimeResult(rt, rt.runtime_id == reference_id)
         if rt.decision_seconds.size:
-            r.latency = _latency(rt)
+            r.keyed = keyed_rounds(rt)
+            r.latency = _latency(rt, r.keyed)
             if reference is not None and reference.rounds and not r.is_reference:
-                r.ratio = stats.p95_ratio(rt.rounds, reference.rounds)
+                ref_keyed = keyed_rounds(reference)
+                r.ratios = {q: latency_stats.ratio_interval(r.keyed, ref_keyed, q) for q in latency_stats.STATISTICS}
+                gated = r.ratios.get(gates.speed_statistic)
+                r.ratio = (gated["value"], gated["low"], gated["high"]) if gated else None
         r.throughput = {b: stats.throughput(b, s) for b, s in sorted(rt.batch_seconds.items()) if s.size}
         if rt.state_q is not None and reference is not None and reference.state_q is not None \
                 and rt.state_q.shape == reference.state_q.shape:
@@ -198,7 +227,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
     for r in results:
         if r.is_reference or r.rows.status != "available" or withheld:
             continue
-        r.verdict = judge(gates, r.ratio, r.shadow, r.play)
+        r.verdict = judge(gates, r.ratios.get(gates.speed_statistic), r.shadow, r.play)
 
     comparisons = []
     for cand, base in BASELINE_PAIRS:

@@ -5,26 +5,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from .analysis import RunResult, RuntimeResult
-from .wording import pct, speed_change
+from .analysis import RunResult, RuntimeResult, head_to_head
+from .wording import conditional_power, pct, speed_change, stat_name
 
 
 def _speedup(r: RuntimeResult) -> float:
     return 1 / r.ratio[0]
 
 
-def _ties(best: RuntimeResult, others: list[RuntimeResult]) -> list[RuntimeResult]:
-    """Runtimes whose P95-ratio interval overlaps the best one's: not shown to be slower."""
-    return [r for r in others if r is not best and r.ratio and r.ratio[1] <= best.ratio[2]]
-
-
 def recommendation(res: RunResult) -> dict | None:
-    """The fastest deployment-worthy runtime, with the ones it cannot be told apart from; None if none."""
-    worthy = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
+    """The fastest deployment-worthy runtime and, when another passes too, the two compared directly: their own
+    per-round ratio (best / runner-up, same statistic as the gate) and its interval. A tie only when that interval
+    holds 1. None if no runtime passes."""
+    worthy = sorted([r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio],
+                    key=lambda r: r.ratio[0])
     if not worthy:
         return None
-    best = min(worthy, key=lambda r: r.ratio[0])
-    return {"runtime": best, "ties": _ties(best, worthy)}
+    best, out = worthy[0], {"runtime": worthy[0], "runner_up": None, "versus": None, "tie": False}
+    if len(worthy) > 1:
+        versus = head_to_head(best, worthy[1], res.gates.speed_statistic)
+        out.update(runner_up=worthy[1], versus=versus, tie=versus is None or versus["low"] <= 1 <= versus["high"])
+    return out
+
+
+def _interval(x: dict | None) -> str:
+    return f"{x['low']:.3f}–{x['high']:.3f}" if x else "—"
 
 
 def measured_reference(res: RunResult):
@@ -40,23 +45,36 @@ def recommendation_text(res: RunResult, t) -> str:
         best_undecided = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "undecided" and r.ratio]
         if best_undecided:
             b = min(best_undecided, key=lambda r: r.ratio[0])
-            return t("find_no_recommendation_undecided", runtime=b.rows.title, times=f"{_speedup(b):.2f}",
+            return t("find_no_recommendation_undecided", runtime=b.rows.title, stat=stat_name(res),
+                     times=f"{_speedup(b):.2f}", low=f"{1 / b.ratio[2]:.2f}", high=f"{1 / b.ratio[1]:.2f}",
                      why=undecided_why(b, t))
         return t("find_no_recommendation")
-    r = rec["runtime"]
-    text = t("find_recommend", runtime=r.rows.title, p50=f"{r.latency['p50']:.3f}", p95=f"{r.latency['p95']:.3f}",
-             times=f"{_speedup(r):.2f}", ref=ref.rows.title, ref_p50=f"{ref.latency['p50']:.3f}",
-             saved=f"{ref.latency['p50'] - r.latency['p50']:.3f}",
+    r, q = rec["runtime"], res.gates.speed_statistic
+    text = t("find_recommend", runtime=r.rows.title, stat=stat_name(res), value=f"{r.latency[q]:.3f}",
+             times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}", high=f"{1 / r.ratio[1]:.2f}",
+             rounds=r.ratios[q]["rounds"], ref=ref.rows.title, ref_value=f"{ref.latency[q]:.3f}",
+             saved=f"{ref.latency[q] - r.latency[q]:.3f}",
              same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
-    if rec["ties"]:
-        text += " " + t("find_ties", runtimes=t("sep").join(x.rows.title for x in rec["ties"]))
+    if rec["runner_up"] is not None:
+        v, other = rec["versus"], rec["runner_up"].rows.title
+        if rec["tie"]:
+            text += " " + t("find_tie", other=other, stat=stat_name(res),
+                            ratio=f"{v['value']:.3f}" if v else "—", interval=_interval(v))
+        else:
+            text += " " + t("find_ahead", other=other, stat=stat_name(res), change=speed_change(v["value"], t),
+                            ratio=f"{v['value']:.3f}", interval=_interval(v), rounds=v["rounds"])
     return text
 
 
 def undecided_why(r: RuntimeResult, t) -> str:
     gate = next(g for g in r.verdict.gates if g.state == "undecided")
-    if gate.gate == "play" and gate.detail.get("seeds_needed"):
-        return t("why_play_undecided", n=f"{gate.detail['n']:,}", needed=f"{gate.detail['seeds_needed']:,}")
+    if gate.gate == "play" and gate.detail:
+        return t("why_play_undecided", n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))
+    if gate.gate == "faster":
+        d = gate.detail
+        needed = t(f"needs_{d['level']}", n=d["needed"]) if d.get("needed") else t("needs_speed_unknown")
+        return t("why_faster_undecided", stat=d["statistic"].upper(), low=speed_change(gate.low, t),
+                 high=speed_change(gate.high, t), threshold=pct(1 - gate.threshold, 0), needed=needed)
     return t(f"why_{gate.gate}_undecided")
 
 
@@ -65,14 +83,19 @@ def sentences(res: RunResult, t) -> list[str]:
     out = [recommendation_text(res, t)]
     ref = measured_reference(res)
     ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
+    q = res.gates.speed_statistic
     if ranked and ref:
-        top = t("sep").join(t("paren", a=r.rows.title, b=f"{r.latency['p50']:.3f} ms, {_speedup(r):.2f}×")
-                            for r in ranked[:3])
+        top = t("sep").join(t("paren", a=r.rows.title, b=f"{r.latency[q]:.3f} ms, {_speedup(r):.2f}× "
+                              f"[{1 / r.ratio[2]:.2f}–{1 / r.ratio[1]:.2f}]") for r in ranked[:3])
         if len(ranked) == 1:
-            out.append(t("find_speed_one", top=top, ref=ref.rows.title, ref_p50=f"{ref.latency['p50']:.3f}"))
+            out.append(t("find_speed_one", top=top, ref=ref.rows.title, stat=stat_name(res),
+                         ref_value=f"{ref.latency[q]:.3f}"))
         else:
-            out.append(t("find_speed", top=top, ref=ref.rows.title, ref_p50=f"{ref.latency['p50']:.3f}",
-                         slowest=ranked[-1].rows.title, slowest_change=speed_change(ranked[-1].ratio[0], t)))
+            out.append(t("find_speed", top=top, ref=ref.rows.title, stat=stat_name(res),
+                         ref_value=f"{ref.latency[q]:.3f}", slowest=ranked[-1].rows.title,
+                         slowest_change=speed_change(ranked[-1].ratio[0], t),
+                         slowest_low=speed_change(ranked[-1].ratio[1], t),
+                         slowest_high=speed_change(ranked[-1].ratio[2], t)))
     judged = [r for r in res.runtimes if r.verdict]
     for outcome in ("deployment-worthy", "not-adopted", "undecided"):
         group = [r for r in judged if r.verdict.outcome == outcome]
@@ -98,7 +121,9 @@ def failed_why(r: RuntimeResult, t) -> str:
         if g.state != "fail":
             continue
         if g.gate == "faster":
-            parts.append(t("why_faster_fail", change=speed_change(g.value, t)))
+            parts.append(t("why_faster_slower" if g.detail.get("slower") else "why_faster_fail",
+                           stat=g.detail["statistic"].upper(), change=speed_change(g.value, t),
+                           low=speed_change(g.low, t), high=speed_change(g.high, t)))
         elif g.gate == "agreement":
             parts.append(t("why_agreement_fail", value=pct(g.value, 2)))
         else:

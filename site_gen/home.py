@@ -13,7 +13,7 @@ from .describe import machine_description, workload_text
 from .findings import recommendation, recommendation_text
 from .i18n import Translator
 from .pages import chart_view, label_of, runtime_order, verdict_cell
-from .wording import pct
+from .wording import pct, stat_name
 
 STUDY = json.loads(Path(__file__).with_name("original_study.json").read_text(encoding="utf-8"))
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
@@ -32,19 +32,26 @@ def tensorrt_note(res: RunResult, t: Translator) -> str | None:
     return t("card_tensorrt", why=t("semi").join(t(f"reason_kind_{k}") for k in kinds))
 
 
+def _speed(r, res: RunResult) -> dict:
+    """A headline's speed claim: one statistic (the gate's), its per-round ratio as "× the reference's speed" with
+    that ratio's interval, and the runtime's own value of the same statistic."""
+    return {"stat": stat_name(res), "times": f"{1 / r.ratio[0]:.2f}", "low": f"{1 / r.ratio[2]:.2f}",
+            "high": f"{1 / r.ratio[1]:.2f}", "value": f"{r.latency[res.gates.speed_statistic]:.3f}"}
+
+
 def headline(res: RunResult, t: Translator) -> str:
     """The answer in one line, with its number: the runtime to use, or the fastest one still in question."""
     rec = recommendation(res)
     if rec:
         r = rec["runtime"]
-        return t("card_use", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}", p50=f"{r.latency['p50']:.3f}")
+        return t("card_use", runtime=r.rows.title, **_speed(r, res))
     timed = [r for r in res.runtimes if r.ratio]
     if not timed:
         return t("card_none")
     r = min(timed, key=lambda x: x.ratio[0])
     if res.withheld:      # no verdicts here at all: say why, not that the fastest runtime "has no verdict"
-        return t("card_withheld_fastest", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}")
-    return t("card_none_fastest", runtime=r.rows.title, times=f"{1 / r.ratio[0]:.2f}",
+        return t("card_withheld_fastest", runtime=r.rows.title, **_speed(r, res))
+    return t("card_none_fastest", runtime=r.rows.title, **_speed(r, res),
              outcome=t(f"outcome_{r.verdict.outcome}") if r.verdict else t("outcome_no-verdict"))
 
 

@@ -36,6 +36,7 @@ class RuntimeRows:
     details: dict = field(default_factory=dict)
     decision_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))   # every round, in order
     rounds: list = field(default_factory=list)                  # per round: seconds array
+    round_ids: list = field(default_factory=list)               # the round number of each entry of ``rounds``
     round_info: list = field(default_factory=list)              # per round: {round, position, started_at, conditions}
     batch_seconds: dict = field(default_factory=dict)          # batch size -> seconds array
     state_q: np.ndarray | None = None                           # (states, actions)
@@ -174,6 +175,7 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                 "GROUP BY kind, batch_size, round ORDER BY kind, batch_size, round"):
             if kind == "decision":
                 rt.rounds.append(np.asarray(seconds, dtype=float))
+                rt.round_ids.append(int(round_))
             else:
                 rt.batch_seconds[int(batch)] = np.asarray(seconds, dtype=float)
         if rt.rounds:

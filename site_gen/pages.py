@@ -11,13 +11,13 @@ from rtreport.labels import slug as slug_of
 
 from . import reasons
 from .analysis import RunResult
-from .charts import (Chart, agreement_chart, fixed_states_chart, latency_chart, play_chart, speed_chart,
-                     throughput_chart)
+from .charts import Chart, agreement_chart, fixed_states_chart, play_chart, throughput_chart
 from .costs_view import breakdown_chart, kernels_table, resources_table
 from .describe import banners, contents_text, provenance_rows, scope_text, tf32_text
 from .findings import sentences
 from .i18n import LANGUAGES, Translator
-from .tables import played_agreement_table, play_test_table, rounds_table
+from .speed_charts import latency_chart, speed_chart
+from .tables import played_agreement_table, play_test_table, repeats_tables, rounds_table
 from .verdict import Gates
 from .wording import gate_reason, pct
 
@@ -69,7 +69,7 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
 
 
 def gates_view(gates: Gates, t: Translator, root: str = "../") -> dict:
-    return {"lines": [t("gate_faster", threshold=pct(gates.min_p95_reduction, 0)),
+    return {"lines": [t("gate_faster", stat=gates.speed_statistic.upper(), threshold=pct(gates.min_p95_reduction, 0)),
                       t("gate_agreement", threshold=pct(gates.min_same_action_fraction, 0)),
                       t("gate_play", threshold=pct(gates.play_margin, 0))],
             "source": t("gates_source", source=t("gate_source_default") if gates.source == "default" else gates.source),
@@ -144,7 +144,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                   else t("none"))),
         "play_intro": t("play_intro", n=f"{seeds:,}", ref=(res.runtime(res.reference_id).rows.title
                                                           if res.runtime(res.reference_id) else t("none"))),
-        "rounds": rounds_table(res, t), "played_agreement": played_agreement_table(res, t),
+        "rounds": rounds_table(res, t), "repeats": repeats_tables(res, t), "played_agreement": played_agreement_table(res, t),
         "play_test": play_test_table(res, t), "verdicts_href": f"../../../data/{slug}/verdicts.json",
         "kernels": kernels_table(res, t), "resources": resources_table(res, t),
         "costs_note": None if charts.get("breakdown") or any(r.rows.kernels for r in res.runtimes)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from rtreport import latency_stats
 from rtreport.stats import MARGIN_BINS
 
 from .analysis import RunResult
 from .i18n import Translator
-from .wording import pct, speed_change
+from .wording import conditional_power, pct, speed_change, stat_name
 
 
 def _margin_bin_label(i: int) -> str:
@@ -34,8 +35,57 @@ def rounds_table(res: RunResult, t: Translator) -> dict | None:
                      speed_change(r.ratio[0], t) if r.ratio else t("none"),
                      f"{speed_change(r.ratio[1], t)} … {speed_change(r.ratio[2], t)}" if r.ratio else t("none")])
     head = [t("col_runtime")] + [t("col_round", n=i + 1) for i in range(n)] + \
-        [t("col_round_spread"), t("col_round_gpu"), t("col_vs_reference_p95"), t("col_vs_reference_ci")]
+        [t("col_round_spread"), t("col_round_gpu"), t("col_vs_reference", stat=stat_name(res)),
+         t("col_vs_reference_ci")]
     return {"head": head, "rows": rows}
+
+
+def _span(values, fmt) -> str:
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return "—"
+    low, high = fmt(values[0]), fmt(values[-1])
+    return low if low == high else f"{low}–{high}"
+
+
+def repeats_tables(res: RunResult, t: Translator) -> dict | None:
+    """Where the file has later repeats: per runtime its ratio to the reference in each repeat (the gate's
+    statistic, geometric mean of that repeat's rounds), and per repeat what the machine was doing then."""
+    ref = res.runtime(res.reference_id)
+    groups = sorted({rep for r in res.runtimes for rep, _ in r.keyed.values()})
+    if ref is None or len(groups) < 2:
+        return None
+    q = res.gates.speed_statistic
+    name = (lambda g: t("col_protocol_rounds") if g == 0 else t("col_repeat", n=g))
+    rows = []
+    for r in res.runtimes:
+        if not r.ratios or r.is_reference:
+            continue
+        per = dict((g, v) for g, v, _ in latency_stats.repeat_values(latency_stats.paired_ratios(r.keyed, ref.keyed, q)))
+        interval = r.ratios.get(q)
+        rows.append([r.rows.title, *[f"{per[g]:.3f}" if g in per else t("none") for g in groups],
+                     f"{interval['low']:.3f}–{interval['high']:.3f}" if interval else t("none")])
+    ratios = {"head": [t("col_runtime"), *[name(g) for g in groups], t("col_vs_reference_ci")], "rows": rows}
+    info: dict = {}
+    for r in res.runtimes:
+        for i in r.rows.round_info:
+            c = i.get("conditions") or {}
+            info.setdefault(int(c.get("repeat") or 0), {}).setdefault(i["round"], []).append((i["started_at"], c))
+    conditions = []
+    for g in groups:
+        rounds = info.get(g, {})
+        cs = [c for entries in rounds.values() for _, c in entries]
+        started = sorted(s for entries in rounds.values() for s, _ in entries if s)
+        conditions.append([name(g), str(len(rounds)), started[0][:19] if started else "—",
+                           _span([c.get("host_load") for c in cs], lambda x: f"{x:.2f}"),
+                           _span([c.get("cpu_busy") for c in cs], lambda x: pct(x, 0)),
+                           _span([c.get("cpu_mhz") for c in cs], lambda x: f"{x:.0f}"),
+                           _span([(c.get("after") or {}).get("sm_clock_mhz") for c in cs], lambda x: f"{x:.0f}"),
+                           str(sum(1 for entries in rounds.values() if any(c.get("flagged") for _, c in entries)))])
+    head = [t(k) for k in ("col_measurement", "col_rounds", "col_started", "col_host_load", "col_cpu_busy",
+                           "col_cpu_mhz", "col_gpu_clock", "col_flagged")]
+    return {"intro": t("repeats_intro", stat=stat_name(res)), "ratios": ratios,
+            "conditions": {"head": head, "rows": conditions}}
 
 
 def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
@@ -71,15 +121,16 @@ def play_test_table(res: RunResult, t: Translator) -> dict | None:
     for r in ran:
         p, sec = r.play, r.secondary or {}
         played = sum(1 for e in r.rows.episodes if e["source"] is None)
-        needed = p.get("seeds_needed")
-        outcome = t(f"play_{p['outcome']}") + (" (" + t("needs_seeds", seeds=f"{needed:,}") + ")" if needed else "")
+        outcome = t(f"play_{p['outcome']}") + (" (" + conditional_power(p, t) + ")" if p["outcome"] == "undecided" else "")
+        adj = p.get("adjusted")
+        adjusted = f"{adj['estimate']:+.2f} [{adj['low']:+.2f}, {adj['high']:+.2f}]" if adj else t("none")
         iqm = f"{sec['iqm']:.1f} [{sec['iqm_ci'][0]:.1f}, {sec['iqm_ci'][1]:.1f}] / {sec['iqm_reference']:.1f}" \
             if sec else t("none")
         poi = f"{sec['poi']:.3f} [{sec['poi_ci'][0]:.3f}, {sec['poi_ci'][1]:.3f}]" if sec else t("none")
         check = t("check_result", matched=r.check["matched"], tested=r.check["tested"]) if r.check else t("none")
-        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})", f"{p['mean']:+.2f}",
+        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})", f"{p['mean']:+.2f}", adjusted,
                      f"{p['low']:+.2f} … {p['high']:+.2f}", f"{-p['margin']:.2f}", outcome,
                      f"{p['up']}↑ {p['down']}↓", f"{played:,} / {len(r.rows.episodes) - played:,}", iqm, poi, check])
-    head = [t(k) for k in ("col_seeds_look", "col_mean_diff", "col_rci", "col_margin", "col_outcome",
+    head = [t(k) for k in ("col_seeds_look", "col_mean_diff", "col_mean_adjusted", "col_rci", "col_margin", "col_outcome",
                            "col_up_down", "col_played_established", "col_iqm_vs_ref", "col_poi", "col_check")]
     return {"head": [t("col_runtime")] + head, "rows": rows}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rtreport import latency_stats
 from rtreport.gates import Gates  # noqa: F401  (re-exported: build and pages load gates through here)
 
 TOLERANCE = 1e-9  # a value exactly on a threshold passes, whatever the float rounding of its ratio
@@ -34,14 +35,24 @@ class Verdict:
 
 
 def faster_gate(gates, ratio) -> GateResult:
-    """``ratio``: (P95 candidate / reference, CI low, CI high) or None. Pass: even the CI's upper end is at least
-    ``min_p95_reduction`` below 1; fail: even its lower end is not."""
+    """``ratio``: latency_stats.interval of the per-round ratio candidate / reference for the gate's statistic
+    (``gates.speed_statistic``), or None. Pass ("faster"): even the interval's upper end is at least
+    ``min_p95_reduction`` below 1. Fail: even its lower end is not — "slower" when that end is above 1, else "not
+    faster enough". Otherwise undecided, with how many rounds (or repeats) at the observed spread would decide."""
     limit = 1 - gates.min_p95_reduction
     if ratio is None:
-        return GateResult("faster", "missing", None, None, None, limit)
-    point, low, high = ratio
+        return GateResult("faster", "missing", None, None, None, limit, {"statistic": gates.speed_statistic})
+    point, low, high = ratio["value"], ratio["low"], ratio["high"]
     state = "pass" if high <= limit + TOLERANCE else "fail" if low > limit + TOLERANCE else "undecided"
-    return GateResult("faster", state, point, low, high, limit)
+    detail = {"statistic": gates.speed_statistic, "rounds": ratio["rounds"], "repeats": ratio["repeats"],
+              "level": ratio["level"], "slower": state == "fail" and low > 1 + TOLERANCE, "needed": None}
+    if state == "undecided":
+        needed = latency_stats.rounds_to_decide(ratio, limit)   # rounds; or groups of rounds at the repeat level
+        if needed and ratio["level"] == "repeats":
+            needed -= 1                                         # the protocol's own rounds are the first group
+        have = ratio["repeats"] if ratio["level"] == "repeats" else ratio["rounds"]
+        detail["needed"] = needed if needed and needed > have else None
+    return GateResult("faster", state, point, low, high, limit, detail)
 
 
 def agreement_gate(gates, shadow) -> GateResult:

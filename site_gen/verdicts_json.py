@@ -6,7 +6,9 @@ import json
 
 from .analysis import RunResult
 
-FIELDS = {"faster": ("p95_ratio", "ratio of P95s, candidate / reference (95 % CI: rounds and sample blocks)"),
+FIELDS = {"faster": ("{stat}_ratio", "ratio of {STAT}s, candidate / reference of the same latency round: geometric mean "
+                                     "over rounds, 95 % prediction interval for the next measurement (over rounds, "
+                                     "or over repeats where the file has any)"),
           "agreement": ("same_action_fraction", "share of the reference's played decisions with the same action "
                                                 "(95 % CI: episodes resampled)"),
           "play": ("mean_paired_difference", "mean same-seed score difference, candidate − reference "
@@ -15,6 +17,10 @@ FIELDS = {"faster": ("p95_ratio", "ratio of P95s, candidate / reference (95 % CI
 
 def _round(x):
     return None if x is None else round(float(x), 6)
+
+
+def _rounded(d: dict | None) -> dict | None:
+    return None if d is None else {k: _round(v) if isinstance(v, float) else v for k, v in d.items()}
 
 
 def verdicts_document(res: RunResult) -> str:
@@ -28,23 +34,32 @@ def verdicts_document(res: RunResult) -> str:
             gates = {}
             for g in r.verdict.gates:
                 name, meaning = FIELDS[g.gate]
+                if g.gate == "faster":
+                    q = g.detail["statistic"]
+                    name, meaning = name.format(stat=q), meaning.format(STAT=q.upper())
                 gate = {"state": g.state, "statistic": name, "meaning": meaning, "value": _round(g.value),
                         "ci_low": _round(g.low), "ci_high": _round(g.high), "threshold": _round(g.threshold)}
                 if g.gate == "faster" and r.latency:
                     gate["n"] = r.latency["n"]
                     gate["rounds"] = len(r.latency["rounds"])
+                    gate.update(repeats=g.detail.get("repeats", 0), interval_level=g.detail.get("level"),
+                                slower=g.detail.get("slower"))
+                    if g.detail.get("needed"):
+                        gate["needed_" + g.detail["level"]] = g.detail["needed"]
                 if g.gate == "agreement" and g.detail:
                     gate.update(n=g.detail["decisions"], same=g.detail["same"], episodes=g.detail["episodes"])
                 if g.gate == "play" and g.detail:
                     gate.update(n=g.detail["n"], look=g.detail["look"] + 1, looks=g.detail["looks"],
                                 margin=_round(g.detail["margin"]), outcome=g.detail["outcome"],
-                                seeds_needed=g.detail.get("seeds_needed"))
+                                conditional_power=_rounded(g.detail.get("conditional_power")),
+                                median_unbiased=_rounded(g.detail.get("adjusted")))
                 gates[g.gate] = gate
             entry["gates"] = gates
         runtimes.append(entry)
     doc = {"machine": run["label"], "run_id": run["run_id"], "status": run["status"], "profile": run.get("profile"),
            "reference": res.reference_id, "withheld": res.withheld, "source": res.rows.source.name,
-           "gates": {"source": res.gates.source, "min_p95_reduction": res.gates.min_p95_reduction,
+           "gates": {"source": res.gates.source, "speed_statistic": res.gates.speed_statistic,
+                     "min_reduction": res.gates.min_p95_reduction,
                      "min_same_action_fraction": res.gates.min_same_action_fraction,
                      "play_margin_fraction_of_reference_mean": res.gates.play_margin},
            "runtimes": runtimes}

@@ -1,4 +1,11 @@
+"""Shared set-up. Tests never read or write the user's files: the checkout's data/, site/, artifacts/ may hold a
+run the user made with the README's main command (`rtreport collect && rtreport build`), so tests name the
+committed files one by one (``COMMITTED_RUNS``), write only under pytest's temporary folders, and run from a
+temporary working folder, so that a command's relative defaults (./data, ./site, ./artifacts/<label>) land there.
+``the_checkout_stays_untouched`` fails the run if any file of the checkout appeared, changed or went away."""
 import hashlib
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -7,18 +14,43 @@ from click.testing import CliRunner
 from collect import paths
 from rtreport.cli import main
 
+ROOT = Path(__file__).resolve().parents[1]   # the checkout
+# The published measurements, by name: never a glob of data/, which may hold the user's own runs.
+COMMITTED_RUNS = tuple(paths.DATA / name for name in ("cpu-epyc-2core.duckdb", "nvidia-h200.duckdb"))
+# What the checkout may gain while tests run: the venv, caches of the interpreter and of pytest.
+_NOT_WATCHED = {".venv", "venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def _checkout_state() -> dict:
+    """Every file of the checkout but the venv and caches: path -> (size, mtime, and a hash for data files)."""
+    state = {}
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in _NOT_WATCHED and not d.endswith(".egg-info")]
+        for name in files:
+            path = Path(folder) / name
+            st = path.lstat()
+            state[path.relative_to(ROOT).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return state
+
 
 def _digests() -> dict:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(paths.DATA.glob("*.duckdb"))}
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in COMMITTED_RUNS}
 
 
 @pytest.fixture(scope="session", autouse=True)
-def committed_data_stays_untouched():
-    """The published measurements are read by tests, never written: a test that resumed a committed file once
-    added empty sessions to it. Any test that changes a byte of data/*.duckdb fails the run here."""
-    before = _digests()
+def the_checkout_stays_untouched(tmp_path_factory):
+    """No test reads a relative path of the checkout or writes into it: the session runs from an empty temporary
+    folder, and afterwards every file of the checkout (data/, site/, artifacts/, build/, the committed runs byte for
+    byte) is as it was."""
+    before, digests = _checkout_state(), _digests()
+    cwd = Path.cwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
     yield
-    assert _digests() == before, "a test wrote to a committed data/*.duckdb file"
+    os.chdir(cwd)
+    assert _digests() == digests, "a test wrote to a committed data/*.duckdb file"
+    after = _checkout_state()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"tests changed files of the checkout: {changed[:20]}"
 
 
 @pytest.fixture(scope="session")
@@ -33,19 +65,34 @@ def fixed_states():
 
 
 @pytest.fixture(scope="session")
-def quick_run(tmp_path_factory):
-    """One real --quick collect run on this machine (the CPU runtimes)."""
+def quick_collect(tmp_path_factory):
+    """One real --quick collect run on this machine (the CPU runtimes), made once for the whole test run and shared:
+    (the file, what collect printed). Tests copy the file before changing it."""
     out = tmp_path_factory.mktemp("runs") / "quick.duckdb"
-    result = CliRunner().invoke(main, ["collect", "--quick", "--quiet", "--out", str(out), "--label", "ci-cpu",
+    result = CliRunner().invoke(main, ["collect", "--quick", "--out", str(out), "--label", "ci-cpu",
                                        "--artifacts", str(out.parent / "artifacts")])
     assert result.exit_code == 0, result.output
-    return out
+    return out, result.output
+
+
+@pytest.fixture(scope="session")
+def quick_run(quick_collect):
+    return quick_collect[0]
 
 
 @pytest.fixture(scope="session")
 def built_site(quick_run, tmp_path_factory):
     out = tmp_path_factory.mktemp("site") / "site"
     result = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="session")
+def published_site(quick_run, tmp_path_factory):
+    """The committed runs plus this machine's quick run, built once for the whole test run (tests only read it)."""
+    out = tmp_path_factory.mktemp("published") / "site"
+    result = CliRunner().invoke(main, ["build", str(quick_run), *map(str, COMMITTED_RUNS), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 

@@ -80,8 +80,8 @@ def test_fixed_states_index_matches_the_shipped_array(fixed_states):
     assert not set(s["seed"] for s in index["states"]) & set(agent.load_seeds()["evaluation"])
 
 
-def test_regenerate_command_reproduces_the_fixed_states_byte_for_byte():
+def test_regenerate_command_reproduces_the_fixed_states_byte_for_byte(tmp_path):
     result = subprocess.run([sys.executable, "-m", "rtreport", "agent", "fixed-states", "--check"],
-                            capture_output=True, text=True, cwd=ROOT)
+                            capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "byte-identical" in result.stdout

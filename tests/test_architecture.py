@@ -16,11 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from collect import paths
+from conftest import COMMITTED_RUNS
 from rtreport.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout
 PACKAGES = ("rtreport", "collect", "site_gen")
-COMMITTED = sorted((ROOT / "data").glob("*.duckdb"))
+COMMITTED = COMMITTED_RUNS
 
 
 def _modules() -> dict[str, Path]:
@@ -55,6 +56,17 @@ def _imports(name: str, path: Path, modules: dict) -> set[str]:
             if t and t != name:
                 out.add(t)
     return out
+
+
+def test_the_tests_name_every_committed_run():
+    """Tests use the published runs by name (``conftest.COMMITTED_RUNS``), never a glob of data/ that would also
+    find the user's own runs: the list must be exactly what git holds."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: nothing to compare the list with")
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "data/*.duckdb"], capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(listed.stdout.split()) == sorted(f"data/{p.name}" for p in COMMITTED_RUNS)
+    assert all(p.is_file() for p in COMMITTED_RUNS)
 
 
 def test_imports_flow_one_way_with_no_arrow_from_site_gen_to_collect():
@@ -103,18 +115,20 @@ BLOCKER = textwrap.dedent("""
 """)
 
 
-def test_build_needs_none_of_the_measuring_libraries(quick_run, tmp_path):
-    inputs = [str(quick_run), *map(str, COMMITTED)]
-    assert CliRunner().invoke(main, ["build", *inputs, "--out", str(tmp_path / "normal")]).exit_code == 0
+def test_build_needs_none_of_the_measuring_libraries(quick_run, published_site, tmp_path):
+    inputs = [str(quick_run), *map(str, COMMITTED)]      # the inputs of published_site, built in this process
     result = subprocess.run([sys.executable, "-c", BLOCKER, "build", *inputs, "--out", str(tmp_path / "blocked")],
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert _tree(tmp_path / "blocked") == _tree(tmp_path / "normal")
+    assert _tree(tmp_path / "blocked") == _tree(published_site)
 
 
 def test_the_wheel_publishes_from_a_fresh_venv_with_the_base_dependencies_only(tmp_path):
-    wheels = tmp_path / "wheels"
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
+    wheels, source = tmp_path / "wheels", tmp_path / "source"
+    # pip builds a setuptools project in place (build/, *.egg-info): build a copy, never the checkout itself
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "venv", "site", "artifacts", "build", "dist", "*.egg-info", "__pycache__", "*.duckdb*"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
                            capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     (wheel,) = wheels.glob("rtreport-*.whl")

@@ -10,22 +10,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import COMMITTED_RUNS
 from rtreport.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
 playwright_api = pytest.importorskip("playwright.sync_api")
-ROOT = Path(__file__).resolve().parents[1]
 SIZES = [(390, 844), (1366, 900)]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, quick_run):
+def site(published_site):
     """The published machines (every chart kind) plus a fresh quick run of this machine."""
-    out = tmp_path_factory.mktemp("published") / "site"
-    result = CliRunner().invoke(main, ["build", str(ROOT / "data"), str(quick_run), "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
+    return published_site
 
 
 @pytest.fixture(scope="module")

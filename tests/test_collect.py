@@ -24,13 +24,11 @@ CPU_RUNTIMES = ["torch-cpu-fp32", "ort-cpu-fp32"]
 
 
 @pytest.fixture(scope="module")
-def quick_db(tmp_path_factory):
-    out = tmp_path_factory.mktemp("collect") / "quick.duckdb"
-    result = CliRunner().invoke(main, ["collect", "--quick", "--out", str(out), "--label", "ci-cpu",
-                                       "--artifacts", str(out.parent / "artifacts")])
-    assert result.exit_code == 0, result.output
+def quick_db(quick_collect):
+    """The test run's one quick collect (conftest), opened read-only, and what it printed."""
+    out, output = quick_collect
     con = duckdb.connect(str(out), read_only=True)
-    yield con, result.output
+    yield con, output
     con.close()
 
 

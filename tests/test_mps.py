@@ -19,6 +19,7 @@ from collect import paths
 from collect.mps import MpsDaemon
 from collect.play_pool import Players, Task
 from collect.progress import Lines
+from conftest import COMMITTED_RUNS
 from rtreport.cli import main
 from collect.store import STORAGE_NUMBER, RunStore, compact, storage_number
 from test_engine import _one_at_a_time, _plain, prepared  # noqa: F401  (the module's prepared runners)
@@ -132,9 +133,6 @@ def test_run_files_are_written_in_the_oldest_storage_format_and_compaction_bring
     con.close()
 
 
-PUBLISHED = Path(__file__).resolve().parents[1] / "data"
-
-
-@pytest.mark.parametrize("name", sorted(p.name for p in PUBLISHED.glob("*.duckdb")))
-def test_published_files_are_readable_by_every_duckdb_the_project_allows(name):
-    assert storage_number(PUBLISHED / name) == STORAGE_NUMBER
+@pytest.mark.parametrize("path", COMMITTED_RUNS, ids=lambda p: p.name)
+def test_published_files_are_readable_by_every_duckdb_the_project_allows(path):
+    assert storage_number(path) == STORAGE_NUMBER

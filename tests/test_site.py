@@ -8,10 +8,10 @@ from pathlib import Path
 import duckdb
 from click.testing import CliRunner
 
+from conftest import COMMITTED_RUNS
 from rtreport.cli import main
 from site_gen.i18n import LANGUAGES, catalog
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tree(folder):
@@ -162,8 +162,8 @@ def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
     (rows of one trace coloured per runtime, or one trace per runtime)."""
     from collect import paths
     from site_gen.analysis import analyse
-    from site_gen.charts import (agreement_chart, fixed_states_chart, latency_chart, play_chart, speed_chart,
-                                 throughput_chart)
+    from site_gen.charts import agreement_chart, fixed_states_chart, play_chart, throughput_chart
+    from site_gen.speed_charts import latency_chart, speed_chart
     from site_gen.load import load_file
     from site_gen.verdict import Gates
 
@@ -215,7 +215,7 @@ ALLOWED_LATIN = {  # product and library names, units, the study's loanwords, ac
     "torch.compile", "bootstrap", "sticky", "action", "IQM", "JSON", "CSV", "NVML", "CUPTI", "SHA-256", "sha256",
     "rtreport", "rliable", "DuckDB", "PyPI", "cuDNN", "Triton", "ALE", "P10", "P50", "P90", "P95", "P99", "ms", "MB",
     "MiB", "KB", "MHz", "mJ", "W", "J", "x", "English", "NOOP", "FIRE", "RIGHT", "LEFT", "Lan", "DeMets", "O",
-    "Brien", "Fleming", "matmul", "compute", "capability", "gates.toml", "model.pt", "model.onnx", "uint8", "float",
+    "Brien", "Fleming", "Jennison", "Turnbull", "Bonferroni", "matmul", "compute", "capability", "gates.toml", "model.pt", "model.onnx", "uint8", "float",
     "std", "SIGINT", "SIGTERM", "SIGHUP", "SM", "ε", "dtype", "use_tf32", "Bootstrap", "C", "B", "kernel", "Python",
 }
 
@@ -237,15 +237,13 @@ def _zh_latin_words(site):
     return found
 
 
-def test_chinese_pages_have_no_latin_prose(quick_run, tmp_path):
-    site = tmp_path / "s"
-    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+def test_chinese_pages_have_no_latin_prose(published_site):
+    site = published_site
     assert _zh_latin_words(site) == {}
 
 
-def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(quick_run, tmp_path):
-    site = tmp_path / "s"
-    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(published_site):
+    site = published_site
     assets = site / "assets"
     bundles = list(assets.glob("plotly-basic-*.min.js"))
     assert len(bundles) == 1 and bundles[0].stat().st_size < 1_200_000      # the basic bundle, not the full 4.8 MB
@@ -297,14 +295,13 @@ def test_without_a_base_url_no_relative_hreflang_or_canonical(built_site):
         assert '<link rel="alternate" hreflang' not in text
 
 
-def test_the_overview_says_how_many_seeds_each_run_played(quick_run, tmp_path):
+def test_the_overview_says_how_many_seeds_each_run_played(quick_run, published_site):
     """Runs that played different numbers of their pre-registered seeds: the overview names whose workload is
     whose, instead of two unlabelled lines."""
-    site = tmp_path / "s"
-    assert CliRunner().invoke(main, ["build", str(quick_run), str(ROOT / "data"), "--out", str(site)]).exit_code == 0
+    site = published_site
     text = html.unescape(re.sub(r"\s+", " ", (site / "en" / "index.html").read_text()))
     played = {}
-    for path in (quick_run, ROOT / "data" / "cpu-epyc-2core.duckdb", ROOT / "data" / "nvidia-h200.duckdb"):
+    for path in (quick_run, *COMMITTED_RUNS):
         con = duckdb.connect(str(path), read_only=True)
         label, ref, seeds = con.execute("SELECT label, reference_runtime, settings FROM runs").fetchone()
         n = con.execute("SELECT count(*) FROM episodes WHERE runtime_id = ?", [ref]).fetchone()[0]

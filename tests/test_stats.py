@@ -79,69 +79,38 @@ def _shadow(fraction, low, high):
     return {"fraction": fraction, "low": low, "high": high, "same": 990, "decisions": 1000, "episodes": 10}
 
 
+def _ratio(value, low, high, rounds=10):
+    """A faster-gate input: the per-round ratio's value and interval (latency_stats.interval's fields)."""
+    return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": 0, "level": "rounds",
+            "sd": 0.05, "df": rounds - 1}
+
+
 def _play(outcome):
     return {"outcome": outcome, "mean": 0.0, "low": -1.0, "high": 1.0, "margin": 2.0, "n": 100, "look": 0, "looks": 1}
 
 
 def test_verdict_all_gates_pass():
-    v = judge(GATES, (0.69, 0.66, 0.72), _shadow(1.0, 1.0, 1.0), _play("non-inferior"))
+    v = judge(GATES, _ratio(0.69, 0.66, 0.72), _shadow(1.0, 1.0, 1.0), _play("non-inferior"))
     assert v.outcome == "deployment-worthy" and [g.state for g in v.gates] == ["pass", "pass", "pass"]
 
 
 def test_verdict_reads_intervals_not_points():
     # the original study's TensorRT FP16: slower than the reference even at the fast end of its CI
-    assert judge(GATES, (1.047, 1.02, 1.08), _shadow(0.99, 0.985, 0.995), _play("non-inferior")).outcome == \
+    assert judge(GATES, _ratio(1.047, 1.02, 1.08), _shadow(0.99, 0.985, 0.995), _play("non-inferior")).outcome == \
         "not-adopted"
     # 12 % faster at the point, but the CI reaches 5 % faster: undecided, not a pass
-    v = judge(GATES, (0.88, 0.84, 0.95), _shadow(0.99, 0.985, 0.995), _play("non-inferior"))
+    v = judge(GATES, _ratio(0.88, 0.84, 0.95), _shadow(0.99, 0.985, 0.995), _play("non-inferior"))
     assert v.outcome == "undecided" and v.gates[0].state == "undecided"
-    edge = judge(GATES, (0.85, 0.8, 0.9), _shadow(0.99, 0.98, 0.995), _play("non-inferior"))
+    edge = judge(GATES, _ratio(0.85, 0.8, 0.9), _shadow(0.99, 0.98, 0.995), _play("non-inferior"))
     assert [g.state for g in edge.gates] == ["pass", "pass", "pass"]     # exactly on each threshold
-    low = judge(GATES, (0.5, 0.4, 0.6), _shadow(0.975, 0.97, 0.979), _play("undecided"))
+    low = judge(GATES, _ratio(0.5, 0.4, 0.6), _shadow(0.975, 0.97, 0.979), _play("undecided"))
     assert [g.state for g in low.gates] == ["pass", "fail", "undecided"] and low.outcome == "not-adopted"
-    assert judge(GATES, (0.5, 0.4, 0.6), _shadow(0.99, 0.97, 0.995), _play("inferior")).outcome == "not-adopted"
+    assert judge(GATES, _ratio(0.5, 0.4, 0.6), _shadow(0.99, 0.97, 0.995), _play("inferior")).outcome == "not-adopted"
 
 
 def test_verdict_without_data_is_no_verdict():
     v = judge(GATES, None, _shadow(1.0, 1.0, 1.0), _play("non-inferior"))
     assert v.outcome == "no-verdict" and v.gates[0].state == "missing"
-
-
-# -- the sequential play test --------------------------------------------------------------------------
-
-def test_obrien_fleming_boundaries_match_the_published_values():
-    from rtreport import sequential
-    # Lan-DeMets O'Brien-Fleming spending, 5 equally spaced looks, one-sided 0.025 (gsDesign's sfLDOF)
-    assert sequential.boundaries([0.2, 0.4, 0.6, 0.8, 1.0]) == pytest.approx([4.877, 3.357, 2.680, 2.290, 2.031],
-                                                                            abs=2e-3)
-    assert sequential.boundaries([1.0]) == pytest.approx([1.95996], abs=1e-4)
-
-
-@pytest.mark.parametrize("true_mean,expected", [(0.0, "non-inferior"), (-40.0, "inferior"), (-12.0, "undecided")])
-def test_the_three_outcomes_on_synthetic_differences_with_known_answers(true_mean, expected):
-    from rtreport import sequential
-    d = np.random.default_rng(7).normal(size=1200)
-    d = (d - d.mean()) / d.std(ddof=1) * 20 + true_mean     # exactly this mean and spread
-    looks = (100, 300, 600, 900, 1200)
-    mean, low, high = sequential.repeated_ci(d, 4, looks)
-    assert mean == pytest.approx(true_mean)
-    assert high - low == pytest.approx(2 * 2.0129 * 20 / np.sqrt(1200), rel=1e-3)
-    assert sequential.outcome(low, high, 12.0) == expected
-
-
-def test_seeds_needed_and_the_designs_power_for_this_agent():
-    from rtreport import sequential
-    # the committed 30-seed H200 FP16 result: mean -5.63, paired SD about 119, margin 5 % of 239.83
-    n = sequential.seeds_needed(-5.63, 119.0, 0.05 * 239.83)
-    assert 2500 < n < 3500   # close to the margin the spread needs thousands of seeds
-    assert sequential.seeds_needed(0.0, 119.0, 12.0) == pytest.approx(((1.95996 + 0.84162) * 119 / 12) ** 2, abs=1)
-    assert sequential.seeds_needed(0.0, 0.0, 12.0) == 2
-    looks = (100, 300, 600, 900, 1200)
-    # a truly equal runtime at the largest paired spread seen (131 points) passes in >= 80 % of runs …
-    assert sequential.design_power(131.0, 0.05 * 230, looks, simulations=4000) >= 0.80
-    # … and a runtime exactly at the margin passes in about 2.5 % (the one-sided error rate)
-    assert sequential.design_power(131.0, 0.05 * 230, looks, -0.05 * 230, simulations=20000) == \
-        pytest.approx(0.025, abs=0.006)
 
 
 # -- latency rounds, played-decision agreement, rliable's statistics ----------------------------------------

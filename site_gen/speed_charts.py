@@ -1,0 +1,85 @@
+"""The machine page's two speed charts (pure): how many times as fast as the reference, and each runtime's
+latency with every round as a dot. Both name their statistic; the ratio is the faster gate's, taken per round."""
+from __future__ import annotations
+
+from .analysis import RunResult, head_to_head
+from .charts import GATE_LINE, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline
+from .wording import stat_name
+
+
+def speed_chart(res: RunResult, t) -> Chart | None:
+    """How many times as fast as the reference (the gate's statistic, per round), sorted, with the gate's line."""
+    ran = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
+    if not ran:
+        return None
+    q, stat = res.gates.speed_statistic, stat_name(res)
+    names = [r.rows.title for r in ran]
+    speed = [1 / r.ratio[0] for r in ran]
+    hi, lo = [1 / r.ratio[1] for r in ran], [1 / r.ratio[2] for r in ran]
+    gate = 1 / (1 - res.gates.min_p95_reduction)
+    custom = [[f"{r.latency[q]:.3f}", f"{a:.2f}", f"{b:.2f}"] for r, a, b in zip(ran, lo, hi)]
+    trace = {"type": "bar", "orientation": "h", "y": names, "x": [_r(s, 3) for s in speed],
+             "marker": {"color": [_color(res, r.rows.runtime_id) for r in ran]},
+             "error_x": {"type": "data", "symmetric": False, "array": [_r(h - s, 3) for h, s in zip(hi, speed)],
+                         "arrayminus": [_r(s - low, 3) for s, low in zip(speed, lo)], "color": "#1b1f24"},
+             "customdata": custom,
+             "hovertemplate": "%{y}<br>" + stat + " " + t("hover_speed") + "<extra></extra>"}
+    g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"))
+    one, _ = _vline(1, ZERO_LINE)
+    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference", stat=stat), names,
+                                                   shapes=[one, g], annotations=note)}
+    rows = [[r.rows.title, f"{r.latency[q]:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×"]
+            for r, s, a, b in zip(ran, speed, lo, hi)]
+    csv = [[r.rows.runtime_id, r.latency[q], s, a, b] for r, s, a, b in zip(ran, speed, lo, hi)]
+    best = ran[0]
+    ties = []   # compared with the fastest directly, round by round: its own ratio's interval holds 1
+    for r in ran[1:]:
+        versus = head_to_head(best, r, q)
+        if versus is None or versus["low"] <= 1 <= versus["high"]:
+            ties.append(r.rows.title)
+    said = {"stat": stat, "fastest": best.rows.title, "times": f"{speed[0]:.2f}", "low": f"{lo[0]:.2f}",
+            "high": f"{hi[0]:.2f}"}
+    summary = ("sum_speed_ties", {**said, "ties": t("sep").join(ties)}) if ties else ("sum_speed", said)
+    return Chart("speed", fig, ["col_runtime", f"col_{q}_ms", "col_times", "col_interval95"], rows, "title_speed",
+                 "cap_speed", summary, csv)
+
+
+def latency_chart(res: RunResult, t) -> Chart | None:
+    """Each round's P95 (a dot), and the published P50 (circle) and P95 (diamond, with its interval), in ms."""
+    ran = [r for r in res.runtimes if r.latency]
+    if not ran:
+        return None
+    names = [r.rows.title for r in ran]
+    colors = [_color(res, r.rows.runtime_id) for r in ran]
+    dots = [(r.rows.title, _color(res, r.rows.runtime_id), x["p95"]) for r in ran for x in r.latency["per_round"]]
+    rounds = {"type": "scatter", "mode": "markers", "name": t("rounds_dots"), "y": [d[0] for d in dots],
+              "x": [_r(d[2]) for d in dots],
+              "marker": {"symbol": "circle", "size": 5, "opacity": 0.55, "color": [d[1] for d in dots]},
+              "hovertemplate": "%{y}<br>P95 %{x:.3f} ms<extra></extra>"}
+    low = [r.latency["p95_ci_low"] if r.latency["p95_ci_low"] is not None else r.latency["p95"] for r in ran]
+    high = [r.latency["p95_ci_high"] if r.latency["p95_ci_high"] is not None else r.latency["p95"] for r in ran]
+    p50 = {"type": "scatter", "mode": "markers", "name": "P50", "y": names, "x": [_r(r.latency["p50"]) for r in ran],
+           "marker": {"symbol": "circle-open", "size": 11, "color": colors, "line": {"width": 2}},
+           "hovertemplate": "%{y}<br>P50 %{x:.3f} ms<extra></extra>"}
+    p95 = {"type": "scatter", "mode": "markers", "name": "P95", "y": names, "x": [_r(r.latency["p95"]) for r in ran],
+           "marker": {"symbol": "diamond", "size": 11, "color": colors},
+           "error_x": {"type": "data", "symmetric": False, "color": "#57606a",
+                       "array": [_r(h - r.latency["p95"]) for r, h in zip(ran, high)],
+                       "arrayminus": [_r(r.latency["p95"] - lo) for r, lo in zip(ran, low)]},
+           "customdata": [[f"{lo:.3f}", f"{h:.3f}"] for lo, h in zip(low, high)],
+           "hovertemplate": "%{y}<br>P95 %{x:.3f} ms (95 % %{customdata[0]}–%{customdata[1]})<extra></extra>"}
+    fig = {"data": [rounds, p50, p95], "layout": _rows_layout(
+        t, len(ran), t("latency_ms"), names, showlegend=True,
+        legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "xanchor": "left"},
+        margin={"l": 10, "r": 16, "t": 36, "b": 48}, xaxis={"title": {"text": t("latency_ms")}, "automargin": True,
+                                                              "rangemode": "tozero", "gridcolor": "#eaeef2"})}
+    rows = [[r.rows.title, f"{r.latency['n']:,}", f"{r.latency['p50']:.3f}", f"{r.latency['p95']:.3f}",
+             f"{lo:.3f}–{h:.3f}", f"{r.latency['p99']:.3f}", f"{r.latency['mean']:.3f}", f"{r.latency['std']:.3f}"]
+            for r, lo, h in zip(ran, low, high)]
+    csv = [[r.rows.runtime_id, r.latency["n"], r.latency["p50"], r.latency["p95"], lo, h, r.latency["p99"],
+            r.latency["mean"], r.latency["std"]] for r, lo, h in zip(ran, low, high)]
+    fastest = min(ran, key=lambda r: r.latency["p95"])
+    return Chart("latency", fig, ["col_runtime", "col_samples", "col_p50_ms", "col_p95_ms", "col_p95_ci_ms",
+                                  "col_p99_ms", "col_mean_ms", "col_std_ms"], rows, "title_latency", "cap_latency",
+                 ("sum_latency", {"fastest": fastest.rows.title, "p95": f"{fastest.latency['p95']:.3f}",
+                                  "n": len(ran)}), csv)

@@ -1,0 +1,191 @@
+"""Speed claims with the latency round as the unit: intervals that a drifting round widens, verdicts that follow
+the interval, a recommendation that compares the top two directly, one statistic per headline, and repeats."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rtreport import latency_stats as ls
+from site_gen.analysis import analyse
+from site_gen.findings import recommendation, recommendation_text, sentences
+from site_gen.home import headline
+from site_gen.i18n import Translator
+from site_gen.load import RunRows, RuntimeRows
+from site_gen.verdict import GateResult, Gates, Verdict, faster_gate
+
+GATES = Gates(0.10, 0.98, 0.05)
+
+
+def _runtime(rid: str, position: int, levels_ms, seed: int, sd: float = 0.05) -> RuntimeRows:
+    """A runtime whose round r has log-normal samples around ``levels_ms[r]`` (2,000 per round)."""
+    rng = np.random.default_rng(seed)
+    rt = RuntimeRows(rid, position, rid, "test", "cpu", "fp32", "", "available", None, None, None)
+    rt.rounds = [m * 1e-3 * np.exp(rng.normal(0, sd, 2000)) for m in levels_ms]
+    rt.round_ids = list(range(len(levels_ms)))
+    rt.round_info = [{"round": r, "position": 0, "started_at": None, "conditions": {}} for r in rt.round_ids]
+    rt.decision_seconds = np.concatenate(rt.rounds)
+    return rt
+
+
+def _run(*runtimes) -> RunRows:
+    return RunRows(Path("synthetic.duckdb"), {"run_id": "r", "label": "synthetic", "status": "complete",
+                                               "reference_runtime": runtimes[0].runtime_id, "settings": {}},
+                   list(runtimes))
+
+
+def test_one_drifting_round_widens_the_interval_and_does_not_set_the_value():
+    """The H200's reference drifted from 0.35 to 0.76 ms in one of three rounds: the ratio must not follow that
+    round (pooled samples let its slow tail set the P95), and its interval must hold both kinds of round."""
+    cand = [0.08, 0.08, 0.08]
+    steady = analyse(_run(_runtime("ref", 0, [0.35, 0.35, 0.35], 1), _runtime("c", 1, cand, 2)), GATES)
+    drift = analyse(_run(_runtime("ref", 0, [0.35, 0.76, 0.35], 1), _runtime("c", 1, cand, 2)), GATES)
+    value, low, high = drift.runtime("c").ratio
+    s_value, s_low, s_high = steady.runtime("c").ratio
+    assert s_low <= 0.08 / 0.35 <= s_high and s_high / s_low < 1.05          # steady rounds: a narrow interval
+    assert (0.08 / 0.76) < value < (0.08 / 0.35) * 0.9                      # the geometric middle, not one round
+    assert low < (0.08 / 0.76) / 1.5 and high > (0.08 / 0.35) * 1.5          # a next measurement of either kind
+    assert math.log(high / low) > 20 * math.log(s_high / s_low)
+
+
+def test_a_candidate_faster_in_every_round_is_never_called_a_tie():
+    """Two runtimes pass; A is 35–40 % faster than B in every round, while the reference swings so much that
+    their ratios to it overlap. The recommendation compares A with B directly: no tie."""
+    ref = _runtime("ref", 0, [0.35, 0.76, 0.50], 1)
+    a = _runtime("a", 1, [0.060, 0.065, 0.062], 2)
+    b = _runtime("b", 2, [0.100, 0.104, 0.097], 3)
+    res = analyse(_run(ref, a, b), GATES)
+    ra, rb = res.runtime("a"), res.runtime("b")
+    assert ra.ratio[1] <= rb.ratio[2]      # their intervals against the reference overlap …
+    for r in (ra, rb):
+        r.verdict = Verdict("deployment-worthy", [])
+        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100}
+    for lang, tie_words in (("en", "cannot be told apart"), ("zh-tw", "分不出")):
+        text = recommendation_text(res, Translator(lang))
+        assert tie_words not in text and "b" in text
+    rec = recommendation(res)
+    assert rec["runtime"] is ra and rec["tie"] is False and rec["versus"]["high"] < 1   # … yet A is faster
+
+
+def test_the_same_runtimes_are_a_tie_when_their_own_ratio_holds_one():
+    ref = _runtime("ref", 0, [0.35, 0.36, 0.34], 1)
+    a = _runtime("a", 1, [0.060, 0.070, 0.062], 2)
+    b = _runtime("b", 2, [0.066, 0.061, 0.068], 3)
+    res = analyse(_run(ref, a, b), GATES)
+    for r in (res.runtime("a"), res.runtime("b")):
+        r.verdict = Verdict("deployment-worthy", [])
+        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100}
+    assert "cannot be told apart" in recommendation_text(res, Translator("en"))
+    rec = recommendation(res)
+    assert rec["tie"] and rec["versus"]["low"] <= 1 <= rec["versus"]["high"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-tw"])
+def test_a_headline_never_mixes_p50_and_p95(lang):
+    """Made so that P50 and P95 ratios differ (the candidate's tail is lighter): every speed headline names the
+    gate's statistic (P95), prints that statistic's ratio with its interval, and that statistic's milliseconds."""
+    ref = _runtime("ref", 0, [0.35, 0.40, 0.37], 1, sd=0.3)
+    cand = _runtime("c", 1, [0.10, 0.11, 0.10], 2, sd=0.05)
+    res = analyse(_run(ref, cand), GATES)
+    r = res.runtime("c")
+    p50, p95 = ([np.percentile(c, q) / np.percentile(f, q) for c, f in zip(cand.rounds, ref.rounds)] for q in (50, 95))
+    assert min(p50) > max(p95) * 1.2          # the two statistics' ratios differ in every round
+    t = Translator(lang)
+    r.verdict = Verdict("undecided", [GateResult("play", "undecided", 0.0, -1.0, 1.0, -2.0,
+                                                 {"n": 100, "seeds_needed": 300})])
+    texts = [headline(res, t), recommendation_text(res, t), *sentences(res, t)[:2]]
+    r.verdict = Verdict("deployment-worthy", [])
+    r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100}
+    texts += [headline(res, t), recommendation_text(res, t)]
+    for text in texts:
+        assert "P50" not in text and "P95" in text, text
+    for text in (texts[0], texts[-2]):
+        assert f"{1 / r.ratio[0]:.2f}" in text and f"{1 / r.ratio[2]:.2f}" in text and f"{1 / r.ratio[1]:.2f}" in text
+    assert f"{r.latency['p95']:.3f}" in texts[-2]
+
+
+def _interval(value, low, high, rounds=3, sd=0.2, level="rounds", repeats=0):
+    return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": repeats, "level": level,
+            "sd": sd, "df": rounds - 1}
+
+
+def test_speed_verdict_follows_the_interval():
+    assert faster_gate(GATES, _interval(0.5, 0.4, 0.9)).state == "pass"                  # faster: all past the gate
+    slower = faster_gate(GATES, _interval(1.2, 1.05, 1.4))
+    assert slower.state == "fail" and slower.detail["slower"]                           # slower: all above 1
+    short = faster_gate(GATES, _interval(0.95, 0.92, 0.98))
+    assert short.state == "fail" and not short.detail["slower"]                         # faster, not by 10 %
+    open_ = faster_gate(GATES, _interval(0.6, 0.3, 1.2, rounds=3, sd=0.2))
+    assert open_.state == "undecided" and open_.detail["statistic"] == "p95"
+    # how many rounds would decide at this spread: t(n−1)·0.2·√(2/n) < |log 0.6 − log 0.9| = 0.405
+    n = open_.detail["needed"]
+    assert ls.t975(n - 1) * 0.2 * math.sqrt(2 / n) < math.log(0.9 / 0.6) <= ls.t975(n - 2) * 0.2 * math.sqrt(2 / (n - 1))
+
+
+def test_round_statistics_are_paired_by_round_and_two_level_with_repeats():
+    rounds = lambda levels, reps: {k: (rep, np.full(100, lv * 1e-3)) for k, (lv, rep) in enumerate(zip(levels, reps))}
+    cand = rounds([1, 2, 4, 1.1], [0, 0, 1, 1])
+    ref = rounds([2, 4, 8], [0, 0, 1])
+    ratios = ls.paired_ratios(cand, ref, "p50")
+    assert sorted(ratios) == [0, 1, 2] and all(v == pytest.approx(0.5) for _, v in ratios.values())
+    values = {0: (0, 1.0), 1: (0, 1.2), 2: (1, 1.5), 3: (1, 1.6), 4: (2, 1.1)}
+    res = ls.interval(values)
+    means = [math.log(1.0 * 1.2) / 2, math.log(1.5 * 1.6) / 2, math.log(1.1)]
+    assert res["repeats"] == 2 and res["value"] == pytest.approx(math.exp(np.mean(means)))
+    half = ls.t975(2) * np.std(means, ddof=1) * math.sqrt(1 + 1 / 3)
+    assert res["level"] == "repeats" and res["high"] == pytest.approx(math.exp(np.mean(means) + half))
+    assert [(k, round(v, 4), n) for k, v, n in ls.repeat_values(values)] == \
+        [(0, round(math.sqrt(1.2), 4), 2), (1, round(math.sqrt(2.4), 4), 2), (2, 1.1, 1)]
+
+
+def _add_repeats(path: Path, slow_reference: dict) -> None:
+    """Two later repeats in a copy of a collect file: rounds 100+ copy rounds 0–1 of every runtime, with the
+    reference's samples scaled by ``slow_reference[repeat]`` and the contract's conditions (B's collect)."""
+    import duckdb
+    con = duckdb.connect(str(path))
+    try:
+        ref = con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
+        for repeat, factor in slow_reference.items():
+            for src in (0, 1):
+                new = 100 * repeat + src
+                con.execute("INSERT INTO latency SELECT run_id, runtime_id, kind, batch_size, ?, iteration, "
+                            "seconds * CASE WHEN runtime_id = ? THEN ? ELSE 1 END FROM latency "
+                            "WHERE kind = 'decision' AND round = ?", [new, ref, factor, src])
+                conditions = {"repeat": repeat, "phase": "repeat", "host_load": 0.25 * repeat, "cpu_busy": 0.5,
+                              "cpu_mhz": 2400.0 + repeat, "flagged": ["host load"] if repeat == 2 else None}
+                con.execute("INSERT INTO rounds SELECT run_id, runtime_id, ?, position, started_at + INTERVAL 10 MINUTE"
+                            " * ?, ?::JSON FROM rounds WHERE round = ?",
+                            [new, repeat, json.dumps(conditions), src])
+    finally:
+        con.close()
+
+
+def test_repeats_are_shown_per_runtime_with_what_differed(quick_run, tmp_path):
+    from click.testing import CliRunner
+
+    from rtreport.cli import main
+    from site_gen.load import load_file
+
+    path = tmp_path / "repeats.duckdb"
+    shutil.copy(quick_run, path)
+    _add_repeats(path, {1: 1.3, 2: 0.8})
+    res = analyse(load_file(path)[0], GATES)
+    cand = next(r for r in res.runtimes if r.ratios)
+    assert cand.ratios["p95"]["repeats"] == 2 and cand.ratios["p95"]["level"] == "repeats"
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", str(path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for lang, heading, repeat in (("en", "Repeats: the same rounds in fresh processes", "repeat 2"),
+                                  ("zh-tw", "重複量測：在新的行程中再量同樣的輪次", "重複量測 2")):
+        page = next((out / lang / "hardware").glob("*/index.html")).read_text(encoding="utf-8")
+        section = page[page.index(heading):]
+        assert repeat in section and "0.50" in section and "2402" in section   # host load, CPU MHz of repeat 2
+        # both repeats copy the same two rounds, the reference 1.3× and 0.8× as slow: their ratios differ by that
+        ratios = dict((g, v) for g, v, _ in ls.repeat_values(ls.paired_ratios(
+            cand.keyed, res.runtime(res.reference_id).keyed, "p95")))
+        assert ratios[1] * 1.3 == pytest.approx(ratios[2] * 0.8, rel=1e-6)
+        assert f"{ratios[1]:.3f}" in section and f"{ratios[2]:.3f}" in section
