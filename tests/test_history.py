@@ -7,10 +7,11 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+from conftest import COMMITTED_RUNS
 from rtreport.cli import main
 from site_gen.history import changes, shift
 
-CPU = "data/cpu-epyc-2core.duckdb"
+CPU = COMMITTED_RUNS[0]   # data/cpu-epyc-2core.duckdb, read only
 
 
 def test_shift_flags_only_intervals_that_do_not_overlap():
@@ -54,7 +55,7 @@ def history_site(tmp_path_factory):
     d = tmp_path_factory.mktemp("history")
     first = d / "a.duckdb"
     shutil.copyfile(CPU, first)
-    slower = _next_run(CPU, d / "b.duckdb", "second", 1, slower=3.0)
+    slower = _next_run(CPU, d / "b.duckdb", "second", 1, slower=100.0)
     other_model = _next_run(CPU, d / "c.duckdb", "third", 2, model_sha256="f" * 64)
     alone = _next_run(CPU, d / "d.duckdb", "fourth", 3, label="lonely")
     result = CliRunner().invoke(main, ["build", str(first), str(slower), str(other_model), str(alone),
@@ -69,7 +70,8 @@ def test_history_page_says_what_changed_and_flags_the_change_beyond_the_interval
     assert "3 runs of this machine" in en and "This machine&#39;s answer is Run 3" in en
     assert "library onnxruntime: 1.32.0 → 9.9.9" in en
     first_step = en[en.index("Run 1 → Run 2"):en.index("Run 2 → Run 3")]
-    assert "ONNX Runtime CPU FP32: P95 0.273 → 0.820 ms, slower beyond both 95 % intervals" in first_step
+    assert "ONNX Runtime CPU FP32: P95 0.292 → 29.217 ms, slower beyond both 95 % intervals" in first_step
+    assert "ONNX Runtime CPU FP32 against the reference: 62.9 % faster → 3612.9 % slower, slower beyond" in first_step
     assert "PyTorch CPU FP32: P95" not in first_step          # the same samples: within the intervals
     second_step = en[en.index("Run 2 → Run 3"):]
     assert "Not measured alike — the model: the changes are listed" in second_step
@@ -88,10 +90,10 @@ def test_a_label_with_one_run_has_no_history(history_site):
     assert "This machine over time" not in page
 
 
-def test_two_runs_in_one_file_make_a_history(tmp_path):
+def test_two_runs_in_one_file_make_a_history_and_a_change_within_the_intervals_is_not_flagged(tmp_path):
     both = tmp_path / "both.duckdb"
     shutil.copyfile(CPU, both)
-    second = _next_run(CPU, tmp_path / "second.duckdb", "second", 1, slower=3.0)
+    second = _next_run(CPU, tmp_path / "second.duckdb", "second", 1, slower=3.0)   # within three rounds' spread
     con = duckdb.connect(str(both))
     con.execute(f"ATTACH '{second}' AS b (READ_ONLY)")
     for (table,) in con.execute("SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = "
@@ -101,7 +103,9 @@ def test_two_runs_in_one_file_make_a_history(tmp_path):
     result = CliRunner().invoke(main, ["build", str(both), "--out", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
     en = (tmp_path / "s" / "en" / "history" / "cpu-epyc-2core" / "index.html").read_text()
-    assert "2 runs of this machine" in en and "ONNX Runtime CPU FP32: P95 0.273 → 0.820 ms, slower" in en
+    assert "2 runs of this machine" in en and "beyond both" not in en
+    assert "No runtime&#39;s P95 or speed ratio moved beyond its 95 % intervals (3 comparisons, all ≈)" in en
+    assert "P95 0.877 ms (0.119–6.469)" in en     # 3 × 0.292 ms: inside the first run's interval (0.040–2.156)
 
 
 def test_the_chinese_history_page_shows_no_english_string(history_site):

@@ -5,7 +5,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from conftest import ctrl_c_at_game
+from conftest import COMMITTED_RUNS, ctrl_c_at_game
 from rtreport.cli import main
 
 moto_server = pytest.importorskip("moto.server")
@@ -91,15 +91,16 @@ def test_collect_interrupt_resume_and_build_from_a_bucket_equal_to_disk(s3, tmp_
 
 def test_build_uses_its_cache_until_the_object_changes(s3, tmp_path):
     client, bucket = s3
-    client.upload_file("data/cpu-epyc-2core.duckdb", bucket, "p/cpu.duckdb")
+    cpu, gpu = COMMITTED_RUNS
+    client.upload_file(str(cpu), bucket, "p/cpu.duckdb")
     from rtreport.storage import fetch_folder
     first = fetch_folder(f"s3://{bucket}/p")
     assert [p.name for p in first] == ["cpu.duckdb"]
     stamp = first[0].stat().st_mtime_ns
     assert fetch_folder(f"s3://{bucket}/p/")[0].stat().st_mtime_ns == stamp   # same ETag and size: not fetched
-    client.upload_file("data/nvidia-h200.duckdb", bucket, "p/cpu.duckdb")
+    client.upload_file(str(gpu), bucket, "p/cpu.duckdb")
     again = fetch_folder(f"s3://{bucket}/p/")
-    assert again[0].read_bytes() == open("data/nvidia-h200.duckdb", "rb").read()
+    assert again[0].read_bytes() == gpu.read_bytes()
 
 
 def _one_line(result, *words):
