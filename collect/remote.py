@@ -36,6 +36,7 @@ def run_collect_s3(out=None, resume=None, overwrite=False, quiet=False, **kwargs
             raise UserError(f"{url} already exists; pass --overwrite to replace it, or choose another --out")
         local.parent.mkdir(parents=True, exist_ok=True)
         local.unlink(missing_ok=True)     # the bucket's copy of an earlier object, or nothing
+    say(f"the run is measured into {local} and uploaded to {url} when this command ends")
     code = run_collect(out=None if resume is not None else local, resume=local if resume is not None else None,
                        overwrite=overwrite, quiet=quiet, **kwargs)
     if not local.is_file():

@@ -218,7 +218,8 @@ def fetch_folder(text: str) -> list[Path]:
     except Exception as e:
         raise UserError(problem(e, url, "list")) from None
     if not found:
-        raise UserError(f"{url} holds no .duckdb files: collect into it first (rtreport collect --out {url}NAME.duckdb)")
+        raise UserError(f"{url} holds no .duckdb files: collect into it first "
+                        f"(rtreport collect --out {url}NAME.duckdb)")
     paths = []
     for o in sorted(found, key=lambda o: o["Key"]):
         obj = S3Url(url.bucket, o["Key"])
