@@ -1,6 +1,7 @@
 """The built site in a real browser — Debian's Chromium driven by Playwright, served on a local port — at a
-phone's size (390×844) and a desktop's (1366×900): every page and chart draws without an error, nothing overflows
-its box, the home page answers in its first screen, and the pages still read with JavaScript off."""
+phone's size (390×844) and a desktop's (1366×900): every page and chart draws without an error and without input
+(charts further down as they come near), nothing overflows its box, the home page answers in its first screen,
+and the pages still read with JavaScript off."""
 import functools
 import http.server
 import shutil
@@ -58,7 +59,6 @@ def _open(browser, url, width=1366, height=900, javascript=True):
 
 
 def _draw_all(page):
-    page.mouse.move(5, 5)  # a chart on the first screen waits for the reader's first input
     charts = page.locator(".chart")
     for i in range(charts.count()):
         charts.nth(i).scroll_into_view_if_needed()
@@ -83,22 +83,39 @@ def test_every_page_loads_and_every_chart_draws(server, browser, site, lang):
     assert drawn >= 10
 
 
+NEAR = """screens => [...document.querySelectorAll('.chart')].filter(c => {
+  const r = c.getBoundingClientRect(); return r.bottom > 0 && r.top < screens * innerHeight; }).map(c => c.id)"""
+TRACES = "id => document.querySelectorAll(`#${id}.js-plotly-plot .trace`).length > 0"
+
+
+@pytest.mark.parametrize("width,height", SIZES)
 @pytest.mark.parametrize("lang", ["zh-tw", "en"])
-def test_a_chart_on_the_first_screen_waits_for_the_first_input(server, browser, lang):
-    """The compare page's chart is on the first screen (a tall phone here, as this site has three machines):
-    the page loads without Plotly (about half a second of a phone's main thread), the box says why it is
-    empty, and the first input draws it."""
-    page, errors = _open(browser, f"{server}/{lang}/compare/", 390, 1800)
-    chart = page.locator(".chart").first
-    assert chart.bounding_box()["y"] < 1800 - 100
-    page.wait_for_function("document.querySelector('.chart').hasAttribute('data-waiting')")
+def test_every_chart_in_view_draws_its_traces_without_input(server, browser, lang, width, height):
+    """No key, pointer, wheel or touch: each chart on the first screen of the compare and machine pages, or within
+    a screen below it, draws its traces by itself. The compare page's chart is on a desktop's first screen and
+    within a phone's second."""
+    near, in_view = [], []
+    for rel in ("compare/index.html", "hardware/nvidia-h200/index.html", "hardware/cpu-epyc-2core/index.html"):
+        page, errors = _open(browser, f"{server}/{lang}/{rel}", width, height)
+        in_view += [(rel, c) for c in page.evaluate(NEAR, 1)]
+        for chart_id in page.evaluate(NEAR, 2):
+            page.wait_for_function(TRACES, arg=chart_id, timeout=20_000)
+            near.append((rel, chart_id))
+        assert errors == [], (rel, errors)
+        page.context.close()
+    assert ("compare/index.html", "chart-cross-hardware") in (in_view if width > 1000 else near), (in_view, near)
+
+
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_a_chart_further_down_draws_as_it_comes_near(server, browser, lang):
+    """The H200 page's last chart is many phone screens down: not drawn on load, drawn once scrolled to."""
+    page, errors = _open(browser, f"{server}/{lang}/hardware/nvidia-h200/index.html", 390, 844)
+    last = page.locator(".chart").last
     page.wait_for_timeout(500)
-    assert page.evaluate("typeof window.Plotly") == "undefined"
-    assert page.evaluate("getComputedStyle(document.querySelector('.chart'), '::before').content").strip('"') == \
-        chart.get_attribute("data-wait-text") != ""
-    page.mouse.move(20, 20)
-    chart.locator(".main-svg").first.wait_for(state="attached", timeout=20_000)
-    assert not chart.get_attribute("data-waiting") and errors == []
+    assert last.get_attribute("data-drawn") is None and last.locator(".trace").count() == 0
+    last.evaluate("el => el.scrollIntoView()")
+    page.wait_for_function(TRACES, arg=last.get_attribute("id"), timeout=20_000)
+    assert errors == []
     page.context.close()
 
 

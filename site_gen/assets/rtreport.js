@@ -1,10 +1,13 @@
 // Draws every chart from the JSON spec the page carries (nothing is fetched but the plotly.js bundle itself).
-// The bundle loads only when a chart comes near the screen, so a page whose charts are further down is light;
-// the data table under each chart stays open for readers without JavaScript and folds once charts can draw.
+// No chart waits for the reader: the bundle loads as soon as a chart is on the screen or near it, and each chart
+// draws when it comes within a screen of the viewport (IntersectionObserver), one chart per task, so that drawing
+// many charts never blocks the page in one long task. A page whose charts are all further down loads no bundle
+// until the reader scrolls towards them. The data table under each chart stays open for readers without JavaScript
+// and folds once charts can draw; a box whose chart is loading says so (the words come from the page).
 (function () {
   var me = document.currentScript;
   var bundle = me.getAttribute("data-plotly"), locale = me.getAttribute("data-locale");
-  var localeName = me.getAttribute("data-locale-name"), loading = null;
+  var localeName = me.getAttribute("data-locale-name"), loading = null, queue = [], busy = false;
 
   function load(src) {
     return new Promise(function (resolve, reject) {
@@ -17,45 +20,41 @@
     if (!loading) loading = load(bundle).then(function () { return locale ? load(locale) : null; });
     return loading;
   }
+  function later(fn) { setTimeout(fn, 0); }   // a task of its own: the page stays responsive between charts
+  function drawNext() {
+    var el = queue.shift();
+    if (!el) { busy = false; return; }
+    var spec = JSON.parse(document.getElementById(el.dataset.spec).textContent);
+    var config = { responsive: true, displayModeBar: false };
+    if (localeName) config.locale = localeName;
+    Plotly.newPlot(el, spec.data, spec.layout, config).then(function () {
+      el.style.minHeight = "";
+      el.removeAttribute("data-waiting");
+    }, function () { el.removeAttribute("data-waiting"); }).then(function () { later(drawNext); });
+  }
   function draw(el) {
     if (el.dataset.drawn) return;
     el.dataset.drawn = "1";
-    el.removeAttribute("data-waiting");
+    el.setAttribute("data-waiting", el.getAttribute("data-wait-text") || "");
+    queue.push(el);
     plotly().then(function () {
-      var spec = JSON.parse(document.getElementById(el.dataset.spec).textContent);
-      var config = { responsive: true, displayModeBar: false };
-      if (localeName) config.locale = localeName;
-      el.style.minHeight = "";
-      return Plotly.newPlot(el, spec.data, spec.layout, config);
+      if (busy) return;
+      busy = true;
+      later(drawNext);
     });
-  }
-  // A chart already on the first screen waits for the reader's first input (a touch, a key, the pointer, a
-  // scroll): evaluating the Plotly bundle takes about half a second of a phone's main thread, and the words
-  // above the chart should be readable and the page responsive before that. Charts further down draw as they
-  // come near. A waiting chart says so in its box (the words come from the page, in its language).
-  var engaged = false, waiting = [];
-  var inputs = ["pointerdown", "pointermove", "keydown", "wheel", "touchstart", "scroll"];
-  function engage() {
-    if (engaged) return;
-    engaged = true;
-    inputs.forEach(function (name) { window.removeEventListener(name, engage, true); });
-    waiting.splice(0).forEach(draw);
   }
   function start() {
     var charts = document.querySelectorAll(".chart[data-spec]");
     document.querySelectorAll("details.data[open]").forEach(function (d) { d.removeAttribute("open"); });
     if (!("IntersectionObserver" in window)) { charts.forEach(draw); return; }
-    inputs.forEach(function (name) { window.addEventListener(name, engage, { capture: true, passive: true }); });
-    var seen = new IntersectionObserver(function (entries) {
+    var near = new IntersectionObserver(function (entries) {
       entries.forEach(function (e) {
         if (!e.isIntersecting) return;
-        seen.unobserve(e.target);
-        if (engaged) { draw(e.target); return; }
-        e.target.setAttribute("data-waiting", e.target.getAttribute("data-wait-text") || "");
-        waiting.push(e.target);
+        near.unobserve(e.target);
+        draw(e.target);
       });
-    }, { rootMargin: "100px 0px" });
-    charts.forEach(function (el) { seen.observe(el); });
+    }, { rootMargin: "100% 0px" });   // a screen ahead, up and down
+    charts.forEach(function (el) { near.observe(el); });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
 })();
