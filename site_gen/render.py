@@ -1,13 +1,13 @@
-"""Writing the site: every page in both languages, chart data as CSV, ``verdicts.json`` per machine, an Atom
-feed of the machine reports, ``robots.txt`` (and ``sitemap.xml`` with absolute links when a base URL is given),
-and the assets (plotly.js's basic bundle and its zh-TW locale, vendored and versioned). Byte-deterministic."""
+"""Writing the site: every page in both languages, chart data as CSV, ``verdicts.json`` per machine, the root
+page, an Atom feed of the findings, ``robots.txt``, ``404.html`` (and ``sitemap.xml`` with absolute links when a
+base URL is given; ``web.py`` makes those), and the assets (plotly.js's basic bundle and its zh-TW locale,
+vendored and versioned). Byte-deterministic."""
 from __future__ import annotations
 
 import csv
 import io
 import shutil
 from pathlib import Path
-from xml.sax.saxutils import escape
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
@@ -17,14 +17,16 @@ from rtreport.resources import package_folder
 from .history import groups as history_groups, history_link, history_page, history_slugs
 from .home import compare_page, cross_hardware_chart, home_page, study_page
 from .i18n import LANGUAGES, Translator
-from .pages import MACHINE_CHARTS, gates_view, hardware_page, label_of, machine_title, page_frame, slugify
+from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame, slugify
 from .verdicts_json import verdicts_document
+from .web import atom_feed, meta_description, not_found_view, robots, root_view, sitemap
 
 TEMPLATES = package_folder("site_gen.templates", "templates")   # the checkout's templates/, package data in a wheel
 ASSETS = Path(__file__).parent / "assets"
 PLOTLY = "plotly-basic-3.7.0.min.js"              # bar and scatter traces: all the charts use
 PLOTLY_LOCALE = "plotly-locale-zh-tw-3.7.0.js"
 STATIC = (PLOTLY, PLOTLY_LOCALE, "plotly-LICENSE.txt", "rtreport.js", "site.css", "favicon.svg")
+TOUCH_ICON = "apple-touch-icon.png"               # 180×180, the favicon's picture; at the site root, where iOS looks
 MARKER = ".rtreport-site"
 CSV_HEADERS = {
     "speed": ["runtime_id", "p95_ms", "times_reference_speed", "ci_low", "ci_high"],
@@ -69,7 +71,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
                kind: str = "website", **ctx) -> None:
         doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
         t = Translator(lang)
-        page = page_frame(lang, rel, title, has_charts, description, base_url, kind)
+        page = page_frame(lang, rel, title, has_charts, meta_description(description), base_url, kind)
         html = env.get_template(template).render(t=t, page=page, plotly_file=PLOTLY, plotly_locale=PLOTLY_LOCALE,
                                                  gates=gates_view(gates, t, page["root"]), **ctx)
         path = out / lang / (rel + "/" if rel else "") / "index.html"
@@ -95,7 +97,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             hw = hardware_page(res, slug, t)
             label = history_of.get(id(res))
             hw["history"] = label and history_link(label, dict(histories)[label], res, history_slug[label], t)
-            render("hardware.html", lang, f"hardware/{slug}", machine_title(res, t), " ".join(hw["found"][:1])[:300],
+            render("hardware.html", lang, f"hardware/{slug}", machine_title(res, t), hw["found"][0],
                    any(hw["charts"].values()), kind="article", hw=hw)
         for label, runs in histories:
             doing.update(what=f"writing the history of {label}", source=None)
@@ -117,44 +119,17 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
 
     doing["what"] = "writing the feed, robots.txt and the assets"
     _write(out / "feed.xml", atom_feed(results, slugs, base_url))
-    _write(out / "robots.txt", "User-agent: *\nAllow: /\n" + (f"Sitemap: {base_url}sitemap.xml\n" if base_url else ""))
+    _write(out / "robots.txt", robots(base_url))
     if base_url:
-        _write(out / "sitemap.xml", sitemap(written, out, base_url))
+        _write(out / "sitemap.xml", sitemap(["index.html"] + [p.relative_to(out).as_posix() for p in written], base_url))
     assets = out / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     for name in STATIC:
         shutil.copyfile(ASSETS / name, assets / name)
     _write(out / "gates.toml", Path(gates_path or DEFAULT_GATES).read_text())
-    _write(out / "index.html", env.get_template("root.html").render())
+    _write(out / "index.html", env.get_template("root.html").render(root=root_view(results, slugs, base_url)))
+    _write(out / "404.html", env.get_template("404.html").render(nf=not_found_view(base_url)))
+    shutil.copyfile(ASSETS / TOUCH_ICON, out / TOUCH_ICON)
     _write(out / MARKER, "built by rtreport build; this folder is replaced on every build\n")
     return written
 
-
-def atom_feed(results, slugs, base_url: str | None) -> str:
-    """One entry per machine report, newest first (links relative to the feed when no base URL is given)."""
-    base = base_url or ""
-    runs = sorted(zip(results, slugs), key=lambda x: str(x[0].rows.run.get("started_at") or ""), reverse=True)
-    stamp = lambda value: str(value or "1970-01-01 00:00:00")[:19].replace(" ", "T") + "Z"  # noqa: E731
-    updated = stamp(max((str(r.rows.run.get("finished_at") or r.rows.run.get("started_at")) for r, _ in runs),
-                        default=None))
-    t = Translator("en")
-    entries = []
-    for res, slug in runs:
-        run = res.rows.run
-        link = f"{base}en/hardware/{slug}/index.html"
-        entries.append(
-            f"<entry><title>{escape(machine_title(res, t))}</title><link href=\"{escape(link)}\"/>"
-            f"<id>urn:rtreport:run:{escape(run['run_id'])}</id><updated>{stamp(run.get('finished_at') or run['started_at'])}"
-            f"</updated><summary>{escape(label_of(res))}: {escape(run.get('gpu_name') or run.get('cpu') or '')}"
-            f"</summary></entry>")
-    return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">"
-            f"<title>rtreport</title><id>urn:rtreport:{escape(base or 'site')}</id><updated>{updated}</updated>"
-            f"<link href=\"{escape(base)}en/index.html\"/><author><name>rtreport</name></author>"
-            + "".join(entries) + "</feed>\n")
-
-
-def sitemap(written: list[Path], out: Path, base_url: str) -> str:
-    urls = "".join(f"<url><loc>{escape(base_url + p.relative_to(out).as_posix())}</loc></url>"
-                   for p in sorted(written))
-    return ("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-            f"<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>\n")
