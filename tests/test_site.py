@@ -282,8 +282,8 @@ def test_web_conventions_with_a_base_url(quick_run, tmp_path):
     assert (site / "robots.txt").read_text() == f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n"
     feed = ET.parse(site / "feed.xml").getroot()
     entries = feed.findall("{http://www.w3.org/2005/Atom}entry")
-    assert len(entries) == 1 and entries[0].find("{http://www.w3.org/2005/Atom}link").get("href") == \
-        f"{base}en/hardware/ci-cpu/index.html"
+    assert sorted(e.find("{http://www.w3.org/2005/Atom}link").get("href") for e in entries) == \
+        [f"{base}{code}/hardware/ci-cpu/index.html" for code in ("en", "zh-tw")]   # one entry per language
     bad = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(tmp_path / "t"), "--base-url", "example.org"])
     assert bad.exit_code == 2 and "--base-url must be an http(s) URL" in bad.output
 
