@@ -30,7 +30,6 @@ def _width() -> int:
 
 
 def list_runtimes_lines(model_path) -> list[str]:
-    paths.require_shipped(model_path is not None)
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     ready, not_here = [], []
     for spec in all_runtimes():
@@ -84,7 +83,6 @@ def default_out(label: str) -> tuple[Path, str | None]:
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
                 play_workers=None, resume=None, rounds=None, play_slots=None,
                 play_mps=False) -> int:
-    paths.require_shipped(model_path is not None)
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None
