@@ -39,8 +39,9 @@ class Design:
 
 class PlayPhase:
     def __init__(self, store, design: Design, reference: str, candidates: list[str], players: Players, ui,
-                 mark_failed, where):
-        self.store, self.design, self.reference = store, design, reference
+                 mark_failed, where, between=None):
+        """``between``: latency rounds owed after a look (``rounds.Rounds``), taken before the next look starts."""
+        self.store, self.design, self.reference, self.between = store, design, reference, between
         self.candidates = list(candidates)
         self.players, self.ui, self.mark_failed, self.where = players, ui, mark_failed, where
         self.failed: set[str] = set()
@@ -84,6 +85,8 @@ class PlayPhase:
                 if any(v is None for v in carried.values()):
                     self.players.abandon()  # games started ahead that no look needs
                 return
+            if k and self.between is not None and self.between.due(k):  # no game in flight while they run
+                carried = self.between.between(k, self.players, carried)
             self.where(f"play, look {k + 1} of {len(self.design.looks)}")
             carried = _Look(self, k, active).play(carried)
 

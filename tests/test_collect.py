@@ -36,7 +36,7 @@ def quick_db(tmp_path_factory):
 
 def test_quick_run_records_provenance_and_every_runtime(quick_db):
     con, output = quick_db
-    assert dict(con.execute("SELECT * FROM meta").fetchall()) == {"application": "rtreport", "schema_version": "2"}
+    assert dict(con.execute("SELECT * FROM meta").fetchall()) == {"application": "rtreport", "schema_version": "3"}
     run = con.execute("SELECT status, profile, label, reference_runtime, model_format, num_actions, eval_epsilon, "
                       "environment, cpu, model_sha256, code_hash, rtreport_version, fixed_states_sha256, "
                       "seeds_sha256 FROM runs").fetchall()
