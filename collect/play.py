@@ -80,13 +80,15 @@ class PlayPhase:
         carried: dict = {}  # the next look's reference games started in this look's tail
         for k in range(len(self.design.looks)):
             active = self.active()
+            if k and active and self.between is not None and self.between.due(k):  # no game in flight while they run
+                carried = self.between.between(k, self.players, carried)
+                self.failed |= self.between.failed
+                active = [c for c in active if c not in self.failed]
             # the reference plays the first look even alone (its own scores); later looks only for candidates
             if (not active and k > 0) or self.reference in self.failed:
                 if any(v is None for v in carried.values()):
                     self.players.abandon()  # games started ahead that no look needs
                 return
-            if k and self.between is not None and self.between.due(k):  # no game in flight while they run
-                carried = self.between.between(k, self.players, carried)
             self.where(f"play, look {k + 1} of {len(self.design.looks)}")
             carried = _Look(self, k, active).play(carried)
 

@@ -138,10 +138,11 @@ class _Repeat:
         machine = provenance.machine(self.cuda_index)
         self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"],
                                  run_goes_on=False)
-        k = 1 + max(con.execute("SELECT coalesce(max(repeat), 0) FROM repeats WHERE run_id = ?", [run_id]).fetchone()[0],
-                    max([json.loads(c).get("repeat") or 0 for (c,) in con.execute(
-                        "SELECT conditions FROM rounds WHERE run_id = ? AND conditions IS NOT NULL",
-                        [run_id]).fetchall()] or [0]))
+        k = 1 + max([con.execute("SELECT coalesce(max(repeat), 0) FROM repeats WHERE run_id = ?",
+                                 [run_id]).fetchone()[0],
+                     *[json.loads(c).get("repeat") or 0 for (c,) in con.execute(
+                         "SELECT conditions FROM rounds WHERE run_id = ? AND conditions IS NOT NULL",
+                         [run_id]).fetchall()]])
         started = now()
         try:
             described, q = {}, self.q

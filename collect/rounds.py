@@ -71,6 +71,7 @@ class Rounds:
     def __init__(self, collector, looks: tuple, seeds: tuple):
         self.c, self.looks, self.seeds = collector, looks, seeds
         self.host = Host()
+        self.failed: set = set()   # runtimes that failed in a round (play leaves them out too)
 
     def numbers(self) -> list[int]:
         """The protocol's round numbers: those stored (repeats' rounds aside), then new ones after every number in
@@ -128,6 +129,8 @@ class Rounds:
                     continue  # failed in an earlier round
                 c._at(f"latency round {r + 1}", rid)
                 c._guard(rid, self._one, rid, r, order.index(rid), phase, total)
+                if rid not in c.runners:
+                    self.failed.add(rid)
 
     def _one(self, rid: str, r: int, position: int, phase: str, total: int) -> None:
         c, p = self.c, self.c.profile
