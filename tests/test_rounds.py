@@ -167,10 +167,12 @@ def test_resume_continues_the_round_schedule_where_the_run_is(tmp_path, two_look
     assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=out) == 0
     assert [(r, phase) for rid, r, phase in _phases(out) if rid == "ort-cpu-fp32"] == \
         [(0, "before-play"), (1, "before-play"), (2, "look-1"), (3, "after-play")]
-    # two more rounds for a finished run: its slots before play and between looks are past, so after play
-    assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=out, rounds=6) == 0
+    # three more rounds for a finished run (planned after look 1, after play, after play): the slots before play
+    # and between looks are past, so all three come after play
+    assert rounds.plan(7, 2)[4:] == [1, 2, 2]
+    assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=out, rounds=7) == 0
     assert [(r, phase) for rid, r, phase in _phases(out) if rid == "ort-cpu-fp32"][4:] == \
-        [(4, "after-play"), (5, "after-play")]
+        [(4, "after-play"), (5, "after-play"), (6, "after-play")]
     assert all(busy == 0 for *_, busy in two_looks)
 
 
