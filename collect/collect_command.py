@@ -82,7 +82,13 @@ def default_out(label: str) -> tuple[Path, str | None]:
 
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
                 play_workers=None, resume=None, rounds=None, play_slots=None,
-                play_mps=False) -> int:
+                play_mps=False, repeat=None) -> int:
+    if repeat is not None:
+        if resume is not None or out is not None or label or quick or runtime_list or overwrite:
+            raise UserError("--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "
+                            "--runtimes or --overwrite")
+        from .repeat import run_repeat
+        return run_repeat(Path(repeat), model_path, cuda_index, artifacts, rounds, quiet)
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None

@@ -1,14 +1,14 @@
 """``rtreport collect``: every runtime this machine can run, through the whole protocol, into one DuckDB file.
 
 Phases, each doing only what the file still lacks (so ``--resume`` continues a run where it stopped):
-prepare every runtime; fixed states; batch sweep; latency rounds, interleaved across runtimes in a seeded
-order; play (``play.PlayPhase``): the reference with every candidate shadowing it, looks of the
-group-sequential play test, own play only where a candidate can differ.
+prepare every runtime; fixed states; batch sweep; latency rounds (``rounds.Rounds``), each runtime once per
+round in a seeded order, spread over the run: before play, between looks, after play; play (``play.PlayPhase``):
+the reference with every candidate shadowing it, looks of the group-sequential play test, own play only where a
+candidate can differ.
 """
 from __future__ import annotations
 
 import json
-import random
 import socket
 import uuid
 from dataclasses import asdict, dataclass
@@ -23,17 +23,15 @@ from .agent.network import sha256_file
 from .agent.protocol import EVAL_EPSILON, protocol_settings
 from .agent.shipped import load_seeds
 from .artifacts import Artifacts
-from .conditions import gpu_conditions
 from .model_input import ModelSource
 from .paths import FIXED_STATES, shown
 from .play import Design, PlayPhase
 from .play_pool import Players, auto_slots, auto_workers
 from .progress import Silent
 from .registry import Runtime, all_runtimes, reference_runtime_id
+from .rounds import ROUND_ORDER_SEED, Rounds
 from .runners.base import RuntimeUnavailable
-from .store import RunStore, now
-
-ROUND_ORDER_SEED = 20261130   # latency rounds: runtime order of round r is a permutation seeded with this + r
+from .store import RunStore
 
 
 @dataclass(frozen=True)
@@ -43,7 +41,7 @@ class Profile:
     looks: tuple = (100, 300, 600, 900, 1200)  # play test: seeds of the pre-registered list at each look
     check_seeds: int = 5                     # the first seeds every candidate really replays (the reuse rule's check)
     episode_step_cap: int | None = None      # None: whole games (the protocol's 108,000-frame cap only)
-    rounds: int = 3                          # latency rounds per runtime, interleaved across runtimes
+    rounds: int = 10                         # latency rounds per runtime, spread over the run (rounds.plan)
     latency_warmup: int = 200                # per round
     latency_samples: int = 2000              # per round
     batch_sizes: tuple = measure.BATCH_SIZES
@@ -52,7 +50,7 @@ class Profile:
 
 
 FULL = Profile("full")
-QUICK = Profile("quick", num_states=8, looks=(2,), check_seeds=1, episode_step_cap=150, latency_warmup=20,
+QUICK = Profile("quick", num_states=8, looks=(2,), check_seeds=1, episode_step_cap=150, rounds=3, latency_warmup=20,
                 latency_samples=300, batch_sizes=(1, 8, 32), batch_iterations=10, batch_budget_seconds=0.5)
 PROFILES = {p.name: p for p in (FULL, QUICK)}
 
@@ -122,9 +120,12 @@ class Collector:
                 self._prepare(spec)
             for rid, runner in list(self.runners.items()):
                 self._guard(rid, self._fixed_states_and_batches, rid, runner)
-            self._latency_rounds()
+            design = self._design()
+            self.rounds = Rounds(self, design.looks, design.seeds)
+            self.rounds.take(0)   # before play; then after looks (play.PlayPhase) and after play
             self._costs()
-            self._play()
+            self._play(design)
+            self.rounds.take(len(design.looks))
         finally:
             for runner in self.runners.values():
                 try:
@@ -204,31 +205,6 @@ class Collector:
                         runner, self.states, b, p.batch_iterations, p.batch_budget_seconds))
                     tick(1)
 
-    def _latency_rounds(self) -> None:
-        """Round r measures every runtime once, in a permutation seeded with ROUND_ORDER_SEED + r, each with its
-        own warm-up: drift during the run hits every runtime alike and shows as spread between rounds."""
-        p = self.profile
-        done = set(self.store.con.execute("SELECT runtime_id, round FROM rounds WHERE run_id = ?",
-                                          [self.store.run_id]).fetchall())
-        for r in range(p.rounds):
-            order = sorted(self.runners)
-            random.Random(ROUND_ORDER_SEED + r).shuffle(order)
-            for position, rid in enumerate(order):
-                if (rid, r) in done or rid not in self.runners:
-                    continue
-                self._at(f"latency round {r + 1}", rid)
-                self._guard(rid, self._round, rid, r, position)
-
-    def _round(self, rid: str, r: int, position: int) -> None:
-        p, runner = self.profile, self.runners[rid]
-        started = now()
-        before = gpu_conditions(self.cuda_index) if runner.info.device == "cuda" else None
-        with self.ui.phase(f"{rid}: latency round {r + 1}/{p.rounds}", p.latency_samples) as tick:
-            seconds = measure.decision_latency(runner, self.states, p.latency_warmup, p.latency_samples, tick)
-        after = gpu_conditions(self.cuda_index) if runner.info.device == "cuda" else None
-        conditions = {"before": before, "after": after} if before or after else None
-        self.store.add_round(rid, r, position, started, seconds, conditions)
-
     def _costs(self) -> None:
         """GPU runtimes: kernels and copies of a profiled sample of decisions, energy per decision (NVML), and
         once per run the copy floor; each only if the file lacks it."""
@@ -261,17 +237,19 @@ class Collector:
         if rows:
             self.store.add_costs(rid, resources=rows)
 
-    def _play(self) -> None:
-        if self.reference not in self.runners:
-            return  # no reference: nothing to pair with (the report says so)
+    def _design(self) -> Design:
         settings = (self.resuming or {}).get("settings") or {}
         p = self.profile
-        design = Design(tuple(settings.get("seeds", self.seeds)), tuple(settings.get("looks", p.looks)),
-                        settings.get("check_seeds", p.check_seeds), settings.get("episode_step_cap", p.episode_step_cap),
-                        settings.get("play_margin_fraction", Gates.load().play_margin))
+        return Design(tuple(settings.get("seeds", self.seeds)), tuple(settings.get("looks", p.looks)),
+                      settings.get("check_seeds", p.check_seeds), settings.get("episode_step_cap", p.episode_step_cap),
+                      settings.get("play_margin_fraction", Gates.load().play_margin))
+
+    def _play(self, design: Design) -> None:
+        if self.reference not in self.runners:
+            return  # no reference: nothing to pair with (the report says so)
         candidates = [s.id for s in self.known if s.id in self.runners and s.id != self.reference]
         phase = PlayPhase(self.store, design, self.reference, candidates, None, self.ui, self._fail,
-                          lambda text: self._at(text))
+                          lambda text: self._at(text), between=self.rounds)
         # only what is still owed plays: a candidate decided at an earlier look is not prepared again in every worker
         playing = {rid: self.runners[rid] for rid in [self.reference, *phase.active()]}
         devices = [r.info.device for r in playing.values()]

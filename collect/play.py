@@ -39,8 +39,9 @@ class Design:
 
 class PlayPhase:
     def __init__(self, store, design: Design, reference: str, candidates: list[str], players: Players, ui,
-                 mark_failed, where):
-        self.store, self.design, self.reference = store, design, reference
+                 mark_failed, where, between=None):
+        """``between``: latency rounds owed after a look (``rounds.Rounds``), taken before the next look starts."""
+        self.store, self.design, self.reference, self.between = store, design, reference, between
         self.candidates = list(candidates)
         self.players, self.ui, self.mark_failed, self.where = players, ui, mark_failed, where
         self.failed: set[str] = set()
@@ -79,6 +80,10 @@ class PlayPhase:
         carried: dict = {}  # the next look's reference games started in this look's tail
         for k in range(len(self.design.looks)):
             active = self.active()
+            if k and active and self.between is not None and self.between.due(k):  # no game in flight while they run
+                carried = self.between.between(k, self.players, carried)
+                self.failed |= self.between.failed
+                active = [c for c in active if c not in self.failed]
             # the reference plays the first look even alone (its own scores); later looks only for candidates
             if (not active and k > 0) or self.reference in self.failed:
                 if any(v is None for v in carried.values()):

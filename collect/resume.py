@@ -14,33 +14,34 @@ from rtreport.errors import UserError
 from .collector import PROFILES
 
 
-def read_run(path: Path) -> dict:
-    """The run row of a file collect can continue; one clear line for one it cannot."""
+def read_run(path: Path, option: str = "--resume") -> dict:
+    """The run row of a file collect can continue (``option``: --resume or --repeat); one clear line for one it
+    cannot."""
     if not path.is_file():
-        raise UserError(f"--resume {path}: no such file")
+        raise UserError(f"{option} {path}: no such file")
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as e:
-        raise UserError(f"--resume {path}: DuckDB cannot open it ({str(e).splitlines()[0][:160]})") from None
+        raise UserError(f"{option} {path}: DuckDB cannot open it ({str(e).splitlines()[0][:160]})") from None
     try:
         meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("application") != schema.APPLICATION:
-            raise UserError(f"--resume {path}: not a file written by rtreport collect")
-        if meta.get("schema_version") != str(schema.SCHEMA_VERSION):
-            raise UserError(f"--resume {path}: schema version {meta.get('schema_version')} cannot be continued by "
+            raise UserError(f"{option} {path}: not a file written by rtreport collect")
+        if meta.get("schema_version") not in [str(v) for v in schema.CONTINUABLE]:
+            raise UserError(f"{option} {path}: schema version {meta.get('schema_version')} cannot be continued by "
                             f"this rtreport (schema {schema.SCHEMA_VERSION}); start a new run")
         cur = con.execute("SELECT * FROM runs")
         rows = cur.fetchall()
         if len(rows) != 1:
-            raise UserError(f"--resume {path}: holds {len(rows)} runs; resume a file with one")
+            raise UserError(f"{option} {path}: holds {len(rows)} runs; resume a file with one")
         run = dict(zip([d[0] for d in cur.description], rows[0]))
     except duckdb.Error as e:
-        raise UserError(f"--resume {path}: cannot read it ({str(e).splitlines()[0][:160]})") from None
+        raise UserError(f"{option} {path}: cannot read it ({str(e).splitlines()[0][:160]})") from None
     finally:
         con.close()
     run["settings"] = json.loads(run["settings"] or "{}")
     if run["profile"] not in PROFILES:
-        raise UserError(f"--resume {path}: unknown profile {run['profile']!r}")
+        raise UserError(f"{option} {path}: unknown profile {run['profile']!r}")
     return run
 
 
@@ -49,7 +50,7 @@ def check_same_run(run: dict, model, gpu_name: str | None) -> None:
         raise UserError(f"the run measured another model (sha256 {run['model_sha256'][:12]}); give the same "
                         f"--model (this one is {model.sha256[:12]})")
     if (run.get("gpu_name") or None) != (gpu_name or None):
-        raise UserError(f"the run was measured on {run.get('gpu_name') or 'a machine without a GPU'}; resume it "
+        raise UserError(f"the run was measured on {run.get('gpu_name') or 'a machine without a GPU'}; continue it "
                         f"there, not on {gpu_name or 'this machine without a GPU'}")
 
 

@@ -60,7 +60,7 @@ class RunStore:
         self.con = connect(self.path)
         with self._write():
             if existing:
-                schema.add_missing_tables(self.con)
+                schema.upgrade_in_place(self.con)
             else:
                 schema.create(self.con)
         self.session = self.con.execute("SELECT coalesce(max(session) + 1, 0) FROM sessions WHERE run_id = ?",
@@ -88,12 +88,30 @@ class RunStore:
             self.con.execute("UPDATE sessions SET status = ?, detail = ?, finished_at = ? WHERE run_id = ? "
                              "AND session = ?", [status, detail, finished, self.run_id, self.session])
 
-    def start_session(self, code_hash: str | None, version: str | None, host: str | None) -> None:
+    def start_session(self, code_hash: str | None, version: str | None, host: str | None,
+                      run_goes_on: bool = True) -> None:
+        """A session row; ``run_goes_on``: the run itself is running again (not so for a repeat)."""
         with self._write():
             self.con.execute("INSERT INTO sessions VALUES (?, ?, ?, NULL, 'running', NULL, ?, ?, ?)",
                              [self.run_id, self.session, now(), code_hash, version, host])
-            self.con.execute("UPDATE runs SET status = 'running', status_detail = NULL, finished_at = NULL "
-                             "WHERE run_id = ?", [self.run_id])
+            if run_goes_on:
+                self.con.execute("UPDATE runs SET status = 'running', status_detail = NULL, finished_at = NULL "
+                                 "WHERE run_id = ?", [self.run_id])
+
+    def add_repeat(self, repeat: int, started_at, machine: dict, runtimes: dict, q_values: dict, detail: str) -> None:
+        """A repeat's row, its fixed states' Q-values ({runtime id: (states, actions) array}) and the end of its
+        session, in one transaction (its rounds are already stored)."""
+        finished = now()
+        with self._write():
+            self.con.execute("INSERT INTO repeats VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [self.run_id, repeat, self.session, started_at, finished,
+                              json.dumps(machine, sort_keys=True, default=str), json.dumps(runtimes, sort_keys=True)])
+            for rid, q in q_values.items():
+                self.con.executemany("INSERT INTO repeat_state_q VALUES (?, ?, ?, ?, ?, ?)",
+                                     [[self.run_id, rid, repeat, i, [float(v) for v in row], int(row.argmax())]
+                                      for i, row in enumerate(q)])
+            self.con.execute("UPDATE sessions SET status = 'complete', detail = ?, finished_at = ? WHERE run_id = ? "
+                             "AND session = ?", [detail, finished, self.run_id, self.session])
 
     def put_runtime(self, runtime_id: str, **fields) -> None:
         """Insert or replace a runtime's row (its status moves as the run goes on)."""

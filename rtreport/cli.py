@@ -107,9 +107,13 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
               help="Continue the run in this file or s3:// object (interrupted or finished): whatever it still "
                    "lacks, plus any --runtimes added and --rounds raised; nothing stored is measured again.")
 @click.option("--rounds", type=click.IntRange(1, 50), default=None,
-              help="Latency rounds per runtime (default 3), interleaved across runtimes.")
+              help="Latency rounds per runtime (default 10, --quick 3, a --repeat 5), each runtime once per round, "
+                   "spread over the run: before play, after looks, after play.")
+@click.option("--repeat", type=click.Path(path_type=Path), default=None,
+              help="Add a short repeat to this complete run's file, measured in this fresh process: latency "
+                   "rounds of every runtime and the fixed states' Q-values (compared bit for bit with the run's).")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
-            play_mps, quiet, list_runtimes, resume, rounds):
+            play_mps, quiet, list_runtimes, resume, rounds, repeat):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
@@ -122,7 +126,7 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
                        play_workers=play_workers, resume=resume, rounds=rounds, play_slots=play_slots,
-                       play_mps=play_mps)
+                       play_mps=play_mps, repeat=repeat)
     sys.exit(code)
 
 

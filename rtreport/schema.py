@@ -10,7 +10,8 @@ import hashlib
 import json
 
 APPLICATION = "rtreport"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+CONTINUABLE = (2, 3)   # versions collect --resume / --repeat continue (upgraded in place: tables added)
 
 # table -> (columns, primary key). Types are DuckDB's.
 TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
@@ -54,7 +55,8 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
                   ("source", "VARCHAR"),
                   ("margin_counts", "INTEGER[]")],   # played episodes: decisions per top-two margin bin
                  ("run_id", "runtime_id", "seed")),
-    # Latency rounds: when each round of each runtime ran, in what order, and the GPU's state then (NVML).
+    # Latency rounds: when each round of each runtime ran, in what order, in which phase of the run or repeat,
+    # and the host's and GPU's state then.
     "rounds": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("round", "INTEGER"), ("position", "INTEGER"),
                 ("started_at", "TIMESTAMP"), ("conditions", "JSON")], ("run_id", "runtime_id", "round")),
     # Shadow evaluation: a runtime shown every observation of an episode another runtime (the driver) played.
@@ -81,7 +83,19 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
                   ("finished_at", "TIMESTAMP"), ("status", "VARCHAR"), ("detail", "VARCHAR"),
                   ("code_hash", "VARCHAR"), ("rtreport_version", "VARCHAR"), ("host", "VARCHAR")],
                  ("run_id", "session")),
+    # Schema 3: repeats (collect --repeat), short re-measurements of a complete run in fresh processes: when, by
+    # which session, on what machine and software; their latency rounds go to latency/rounds (conditions.repeat) …
+    "repeats": ([("run_id", "VARCHAR"), ("repeat", "INTEGER"), ("session", "INTEGER"), ("started_at", "TIMESTAMP"),
+                 ("finished_at", "TIMESTAMP"), ("machine", "JSON"), ("runtimes", "JSON")], ("run_id", "repeat")),
+    # … and the fixed states' Q-values each repeat computed, to compare bit for bit with state_q.
+    "repeat_state_q": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("repeat", "INTEGER"),
+                        ("state_index", "INTEGER"), ("q_values", "FLOAT[]"), ("action", "INTEGER")],
+                       ("run_id", "runtime_id", "repeat", "state_index")),
 }
+# Tables of each older schema version (a file of that version must hold them all).
+V1_TABLES = ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
+V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q")]
+OLD_TABLES = {1: V1_TABLES, 2: V2_TABLES}
 
 
 def seeds_sha256(seeds) -> str:
@@ -110,6 +124,12 @@ def add_missing_tables(con) -> list[str]:
             con.execute(statement)
             made.append(table)
     return made
+
+
+def upgrade_in_place(con) -> None:
+    """A file of a version in ``CONTINUABLE`` brought to this version for writing: schema 3 only added tables."""
+    add_missing_tables(con)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
 
 
 def create(con) -> None:
@@ -205,4 +225,11 @@ def _from_v1(mem) -> None:
                 "rtreport_version, host FROM src.runs")
 
 
-MIGRATIONS = {1: _from_v1}
+def _from_v2(mem) -> None:
+    """Schema 2 is schema 3 without the repeats' tables."""
+    for table in V2_TABLES:
+        if table != "meta":
+            mem.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")
+
+
+MIGRATIONS = {1: _from_v1, 2: _from_v2}

@@ -110,8 +110,7 @@ def _current_schema(con, path: Path):
                         f"({schema.SCHEMA_VERSION}); upgrade rtreport")
     if version < 1:
         raise UserError(f"{path} has no valid schema version")
-    wanted = list(schema.TABLES) if version == schema.SCHEMA_VERSION else \
-        ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
+    wanted = list(schema.TABLES) if version == schema.SCHEMA_VERSION else schema.OLD_TABLES[version]
     missing = [t for t in wanted if t not in tables]
     if missing:
         raise UserError(f"{path} is an rtreport file without its {', '.join(missing)} table"

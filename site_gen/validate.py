@@ -23,8 +23,10 @@ CHECKS = {
                   "actions IS NOT NULL AND NOT coalesce(len(actions) = steps AND "
                   "list_bool_and(list_transform(actions, lambda a: coalesce(a <= {last}, false))), false)")],
 }
+CHECKS["repeat_state_q"] = CHECKS["state_q"]   # a repeat's fixed-state Q-values (schema 3)
 KEYS = {"latency": ("runtime_id", "kind", "batch_size", "round", "iteration"),
-        "state_q": ("runtime_id", "state_index"), "episodes": ("runtime_id", "seed")}
+        "state_q": ("runtime_id", "state_index"), "episodes": ("runtime_id", "seed"),
+        "repeat_state_q": ("runtime_id", "repeat", "state_index")}
 
 
 @dataclass(frozen=True)

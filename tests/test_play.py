@@ -108,8 +108,11 @@ def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nud
     assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=cut, rounds=4) == 0
     assert _rows(cut, "SELECT status FROM runs") == [("complete",)] and not cut.with_name(cut.name + ".wal").exists()
     assert _rows(cut, "SELECT session, status FROM sessions ORDER BY 1") == [(0, "incomplete"), (1, "complete")]
-    # the interrupted run's rows are kept, one more latency round was added, and the games are the same games
-    assert _rows(cut, "SELECT count(*) FROM latency")[0][0] == stored + 4 * 300
+    # the interrupted run's rows are kept, its after-play round and one more were added (4 runtimes), and the
+    # games are the same games
+    assert _rows(cut, "SELECT count(*) FROM latency")[0][0] == stored + 2 * 4 * 300
+    assert _rows(cut, "SELECT DISTINCT round, conditions->>'phase' FROM rounds ORDER BY 1") == \
+        [(0, "before-play"), (1, "before-play"), (2, "after-play"), (3, "after-play")]
     same = "SELECT runtime_id, seed, score, steps, source, actions FROM episodes ORDER BY ALL"
     assert _rows(cut, same) == _rows(whole, same)
     shadow = "SELECT runtime_id, seed, driver, decisions, same, first_flip FROM shadow ORDER BY ALL"
