@@ -1,4 +1,5 @@
-"""Runtime artifacts made once per run: the ONNX export and its FP16 variant.
+"""Runtime artifacts made once per run: the ONNX export and its FP16 variant (and, through ``make``, any other
+a runner needs, such as the INT8 runtimes' calibration states and quantized models).
 
 The FP16 ONNX is made from the FP32 export by a small, explicit graph rewrite rather than a
 generic converter: the model's uint8 input and its in-graph Cast to float (the /255 scaling)
@@ -54,6 +55,11 @@ class Artifacts:
 
     def made(self) -> dict[str, tuple[Path, float]]:
         return dict(self._made)
+
+    def make(self, name: str, build) -> tuple[Path, float]:
+        """The artifact ``name`` in the folder, written by ``build(path)`` once per run (and per process, unless
+        ``made`` carried it over); with the seconds its making took."""
+        return self._make(name, build)
 
     def _make(self, name: str, build) -> tuple[Path, float]:
         if name not in self._made:

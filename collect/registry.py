@@ -21,7 +21,7 @@ class Runtime:
     id: str                  # e.g. "ort-cuda-fp16"
     framework: str           # "PyTorch", "ONNX Runtime", "TensorRT", …
     device: str              # "cpu" or "cuda"
-    precision: str           # "fp32" or "fp16"
+    precision: str           # "fp32", "fp16" or "int8"
     variant: str = ""        # e.g. "CUDA graph", "IO binding"
     check: Callable = lambda model: None          # ModelSource | None -> reason it cannot run here, or None
     make: Callable | None = None                  # (ModelSource, Artifacts, cuda_index) -> Runner
@@ -83,10 +83,29 @@ def _ort_rtx(precision) -> Runtime:
     return info
 
 
+def _ort_int8(device) -> Runtime:
+    from .runners.onnxrt import OrtRunner
+    from .runners.ort_int8 import OrtInt8Runner
+    info = Runtime(f"ort-{device}-int8", "ONNX Runtime", device, "int8",
+                   "static QDQ" if device == "cpu" else "static QDQ, IO binding",
+                   lambda model: OrtRunner.unavailable_reason(device),
+                   lambda model, artifacts, cuda: OrtInt8Runner(info, model, artifacts, cuda))
+    return info
+
+
+def _openvino(precision) -> Runtime:
+    from .runners import openvino_runner
+    info = Runtime(f"openvino-cpu-{precision}", "OpenVINO", "cpu", precision, "NNCF PTQ" if precision == "int8" else "",
+                   lambda model: openvino_runner.unavailable_reason(precision),
+                   lambda model, artifacts, cuda: openvino_runner.OpenVinoRunner(info, model, artifacts))
+    return info
+
+
 def builtin_runtimes() -> list[Runtime]:
     """In report order. Reference ranks: PyTorch FP32 on the GPU (TF32 off), else on the CPU; a run that
     measures neither falls back to ONNX Runtime FP32 and says so."""
     return [_torch("cpu", "fp32", rank=1), _ort("cpu", "fp32", rank=3),
+            _ort_int8("cpu"), _openvino("fp32"), _openvino("int8"),
             _torch("cuda", "fp32", rank=0), _torch("cuda", "fp32", graph=True),
             _torch("cuda", "fp16"), _torch("cuda", "fp16", graph=True),
             _torch("cuda", "fp32", compiled=True), _torch("cuda", "fp16", compiled=True),
@@ -97,7 +116,7 @@ def builtin_runtimes() -> list[Runtime]:
             _ort("cuda", "fp32", ep="tensorrt"), _ort("cuda", "fp16", ep="tensorrt"),
             _tensorrt("trtrtx", "fp32"), _tensorrt("trtrtx", "fp32", graph=True), _tensorrt("trtrtx", "fp16"),
             _tensorrt("trtrtx", "fp16", graph=True),
-            _ort_rtx("fp32"), _ort_rtx("fp16")]
+            _ort_rtx("fp32"), _ort_rtx("fp16"), _ort_int8("cuda")]
 
 
 # -- runtimes from other packages ----------------------------------------------------------------------------
