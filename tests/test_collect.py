@@ -82,7 +82,7 @@ def test_quick_run_stores_raw_observations(quick_db):
                 assert (rid, seed, source, trace) == ("ort-cpu-fp32", 1001, "torch-cpu-fp32", None)
     # the shadow saw every decision of the reference's two games, and both agreed on all of them
     rows = con.execute("SELECT runtime_id, seed, driver, decisions, same, first_flip, complete FROM shadow "
-                       "ORDER BY seed").fetchall()
+                       "WHERE runtime_id = 'ort-cpu-fp32' ORDER BY seed").fetchall()
     steps = dict(con.execute("SELECT seed, steps FROM episodes WHERE runtime_id = 'torch-cpu-fp32'").fetchall())
     assert rows == [("ort-cpu-fp32", s, "torch-cpu-fp32", steps[s], steps[s], None, True) for s in (1000, 1001)]
 
