@@ -35,7 +35,7 @@ def list_runtimes_lines(model_path) -> list[str]:
     for spec in all_runtimes():
         reason = spec.check(model)
         if reason is None:
-            ready.append(f"  {spec.id:<24} {spec.title}")
+            ready.append(f"  {spec.id:<24} {spec.title}" + (" (opt-in)" if spec.opt_in else ""))
         else:
             not_here.append((spec.id, reason))
     lines = ["runs on this machine:"] + (ready or ["  (none)"])

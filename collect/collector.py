@@ -76,7 +76,9 @@ class Collector:
         self.specs = [s for s in self.known if runtime_ids is None or s.id in runtime_ids]
         self.ui = ui or Silent()
         # Which runtimes can run here, and so which one is the reference, is known before anything is measured.
-        self.reasons = {s.id: s.check(self.model) for s in self.specs}
+        # An opt-in runtime that --runtimes does not name is recorded as not measured, with why.
+        self.reasons = {s.id: s.check(self.model) or (s.opt_in if runtime_ids is None and s.opt_in else None)
+                        for s in self.specs}
         self.reference = (resuming or {}).get("reference_runtime") if resuming else \
             reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
         states = np.load(FIXED_STATES)

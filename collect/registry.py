@@ -26,6 +26,8 @@ class Runtime:
     check: Callable = lambda model: None          # ModelSource | None -> reason it cannot run here, or None
     make: Callable | None = None                  # (ModelSource, Artifacts, cuda_index) -> Runner
     reference_rank: int | None = None             # the available runtime of lowest rank is the run's reference
+    # Why a plain `collect` leaves it out (measured only when --runtimes names it), or "" (measured by default).
+    opt_in: str = ""
 
     @property
     def title(self) -> str:
@@ -83,13 +85,19 @@ def _ort_rtx(precision) -> Runtime:
     return info
 
 
+# INT8 and OpenVINO on the CPU: each quantized runtime flips about one decision in eight, so it plays its own game on
+# nearly every seed; with them a full CPU collect takes far longer than the README's one command promises.
+OPT_IN = ("opt-in: measured only when --runtimes names it (its calibration, and its own games where it flips, "
+          "make a full run much longer)")
+
+
 def _ort_int8(device) -> Runtime:
     from .runners.onnxrt import OrtRunner
     from .runners.ort_int8 import OrtInt8Runner
     info = Runtime(f"ort-{device}-int8", "ONNX Runtime", device, "int8",
                    "static QDQ" if device == "cpu" else "static QDQ, IO binding",
                    lambda model: OrtRunner.unavailable_reason(device),
-                   lambda model, artifacts, cuda: OrtInt8Runner(info, model, artifacts, cuda))
+                   lambda model, artifacts, cuda: OrtInt8Runner(info, model, artifacts, cuda), opt_in=OPT_IN)
     return info
 
 
@@ -97,7 +105,8 @@ def _openvino(precision) -> Runtime:
     from .runners import openvino_runner
     info = Runtime(f"openvino-cpu-{precision}", "OpenVINO", "cpu", precision, "NNCF PTQ" if precision == "int8" else "",
                    lambda model: openvino_runner.unavailable_reason(precision),
-                   lambda model, artifacts, cuda: openvino_runner.OpenVinoRunner(info, model, artifacts))
+                   lambda model, artifacts, cuda: openvino_runner.OpenVinoRunner(info, model, artifacts),
+                   opt_in=OPT_IN)
     return info
 
 

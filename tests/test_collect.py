@@ -47,8 +47,10 @@ def test_quick_run_records_provenance_and_every_runtime(quick_db):
     assert len(code) == 64 and version and len(states) == 64 and len(seeds) == 64
     rows = dict(con.execute("SELECT runtime_id, status FROM runtimes").fetchall())
     assert set(rows) == {s.id for s in all_runtimes()}
-    assert sorted(r for r, s in rows.items() if s == "available") == \
-        sorted(CPU_RUNTIMES + ["ort-cpu-int8", "openvino-cpu-fp32", "openvino-cpu-int8"])
+    assert sorted(r for r, s in rows.items() if s == "available") == sorted(CPU_RUNTIMES)
+    opt_in = dict(con.execute("SELECT runtime_id, reason FROM runtimes WHERE runtime_id IN "
+                              "('ort-cpu-int8', 'openvino-cpu-fp32', 'openvino-cpu-int8')").fetchall())
+    assert len(opt_in) == 3 and all(r.startswith("opt-in: measured only when --runtimes names it") for r in opt_in.values())
     reasons = con.execute("SELECT runtime_id, reason FROM runtimes WHERE status = 'unavailable'").fetchall()
     assert reasons and all(reason for _, reason in reasons)
     ort_row = con.execute("SELECT artifact_bytes, prepare_seconds FROM runtimes WHERE runtime_id = 'ort-cpu-fp32'").fetchone()
