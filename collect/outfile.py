@@ -11,14 +11,55 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 from pathlib import Path
 
 from rtreport.errors import UserError
 
+# The faults that mean "this file or folder cannot be written", whatever the phase: not a runtime's failure.
+WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is exceeded",
+                errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+                errno.EPERM: "operation not permitted"}
+
+
+class CannotWrite(BaseException):
+    """The run's file (or a folder it needs) cannot be written: no space, a quota, a read-only file system, no
+    permission. A BaseException, like a stop signal, so that no runtime's failure handler records it as that
+    runtime's fault: it ends the run, and what is already committed stays in the partial file."""
+
+    def __init__(self, path, why: str):
+        super().__init__(f"cannot write {path}: {why}")
+        self.path, self.why = path, why
+
+
+def write_problem(e: BaseException) -> str | None:
+    """``"no space left on the device (ENOSPC)"`` and the like if ``e`` is a write fault (an OSError, or DuckDB's
+    I/O error that carries the system's message); else None."""
+    if isinstance(e, CannotWrite):
+        return e.why
+    if isinstance(e, OSError) and e.errno in WRITE_ERRNOS:
+        return f"{WRITE_ERRNOS[e.errno]} ({errno.errorcode[e.errno]})"
+    text = str(e)
+    for number, why in WRITE_ERRNOS.items():
+        if os.strerror(number) in text:
+            return f"{why} ({errno.errorcode[number]})"
+    return None
+
+
+def as_cannot_write(e: BaseException, path) -> CannotWrite | None:
+    """``e`` as a ``CannotWrite`` naming the file it was writing (DuckDB names it; else ``path``), or None."""
+    why = write_problem(e)
+    if why is None:
+        return None
+    found = re.search(r'(?:write|create|open|sync|truncate) file "([^"]+)"', str(e))
+    return CannotWrite(getattr(e, "filename", None) or (found.group(1) if found else path), why)
+
 
 class OutputFile:
-    def __init__(self, out: Path, overwrite: bool):
-        self.out = Path(out)
+    def __init__(self, out: Path, overwrite: bool, say=lambda line: None, resuming: Path | None = None):
+        """``resuming``: the file a ``--resume`` continues; if it is a partial of this very name (a process id
+        used again), it is continued in place rather than removed."""
+        self.out, self.say, self.resuming = Path(out), say, resuming
         self.overwrite = overwrite
         self.partial = self.out.with_name(f".{self.out.name}.{os.getpid()}.partial")
         self.lock_path = self.out.with_name(f".{self.out.name}.lock")
@@ -38,24 +79,19 @@ class OutputFile:
         try:
             if out.exists() and not self.overwrite:
                 raise UserError(f"{out} already exists; pass --overwrite to replace it, or choose another --out")
-            for p in (self.partial, self.partial.with_name(self.partial.name + ".wal")):
-                p.unlink(missing_ok=True)
+            if self.resuming != self.partial:
+                self.remove_partial()
         except BaseException:
             self._unlock()
             raise
         return self
 
     def stale_partials(self) -> list[Path]:
-        """Partial files of earlier runs to this ``--out`` whose process is gone (killed, power loss): what they
-        measured is still there, readable by ``rtreport build``."""
-        found = []
-        for p in sorted(self.out.parent.glob(f".{self.out.name}.*.partial")):
-            pid = p.name[len(self.out.name) + 2:-len(".partial")]
-            if p != self.partial and pid.isdigit() and not _alive(int(pid)):
-                found.append(p)
-        return found
+        """Partial files of earlier runs to this ``--out`` whose process is gone: see ``stale_partials``."""
+        return [p for p in stale_partials(self.out) if p != self.partial]
 
     def _lock(self) -> None:
+        before = _read_pid(self.lock_path)  # a lock file left by a process that was killed outright
         while True:
             fd = os.open(self.lock_path, os.O_CREAT | os.O_RDWR, 0o644)
             try:
@@ -72,9 +108,15 @@ class OutputFile:
             except FileNotFoundError:
                 same = False
             if same:
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                if before and before.isdigit() and int(before) != os.getpid() and not _alive(int(before)):
+                    self.say(f"note: took over {self.lock_path} from pid {before}, which is no longer running")
                 self._lock_fd = fd
+                try:
+                    os.ftruncate(fd, 0)
+                    os.write(fd, f"{os.getpid()}\n".encode())
+                except OSError as e:  # a full or read-only disk: no lock file left behind
+                    self._unlock()
+                    raise as_cannot_write(e, self.lock_path) or e
                 return
             os.close(fd)
 
@@ -113,8 +155,26 @@ class OutputFile:
         self.partial.unlink()
         return self.out
 
+    def remove_partial(self, partial: Path | None = None) -> None:
+        """Remove a partial file (this run's, or a killed run's now continued in ``--out``) and its log."""
+        partial = partial or self.partial
+        for p in (partial, partial.with_name(partial.name + ".wal")):
+            p.unlink(missing_ok=True)
+
     def __exit__(self, *exc) -> None:
         self._unlock()
+
+
+def stale_partials(out: Path) -> list[Path]:
+    """Partial files of runs to ``out`` whose process is gone (killed, power loss, a write that failed; or this
+    very process, which is not writing them): what they measured is still there, readable by ``rtreport build``,
+    and ``--resume`` continues the newest."""
+    found = []
+    for p in sorted(out.parent.glob(f".{out.name}.*.partial")):
+        pid = p.name[len(out.name) + 2:-len(".partial")]
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            found.append(p)
+    return found
 
 
 def _read_pid(path: Path) -> str | None:

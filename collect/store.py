@@ -15,6 +15,7 @@ import duckdb
 from rtreport import schema
 
 from . import interrupts
+from .outfile import as_cannot_write
 
 JSON_COLUMNS = ("environment", "protocol", "settings", "libraries", "numerics", "details")
 
@@ -67,7 +68,7 @@ class RunStore:
                                         [run_id]).fetchone()[0] if existing else 0
 
     def _write(self):
-        return _Transaction(self.con)
+        return _Transaction(self.con, self.path)
 
     def start_run(self, row: dict) -> None:
         row = _json({**row, "run_id": self.run_id, "started_at": now(), "status": "running"})
@@ -171,7 +172,21 @@ class RunStore:
                                   step_cap, runtime_id])
 
     def close(self) -> None:
+        """Checkpoint (the log into the file) and close; a checkpoint that cannot be written raises
+        ``CannotWrite`` (DuckDB's own close would drop that error silently) and leaves file and log as they are."""
+        try:
+            self.con.execute("CHECKPOINT")
+        except duckdb.Error as e:
+            self.abandon()
+            raise as_cannot_write(e, self.path) or e
         self.con.close()
+
+    def abandon(self) -> None:
+        """Close without writing anything more (after a write fault): what is committed stays in file and log."""
+        try:
+            self.con.close()
+        except duckdb.Error:
+            pass
 
 
 def _json(row: dict) -> dict:
@@ -182,8 +197,8 @@ def _json(row: dict) -> dict:
 class _Transaction:
     """One write: a DuckDB transaction that a stop signal cannot cut in half."""
 
-    def __init__(self, con):
-        self.con = con
+    def __init__(self, con, path):
+        self.con, self.path = con, path
 
     def __enter__(self):
         interrupts.hold()
@@ -192,7 +207,17 @@ class _Transaction:
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            try:
+                self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            except duckdb.Error as e:  # a failed commit is rolled back by DuckDB itself
+                fault = as_cannot_write(e, self.path)
+                if fault is None and exc_type is None:
+                    raise
+                if fault is not None:
+                    raise fault from None
+            fault = as_cannot_write(exc, self.path) if exc is not None else None
+            if fault is not None:
+                raise fault from None
         finally:
             interrupts.release()  # a stop signal held during the write is raised now
 
