@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,9 @@ def find_inputs(items: list[Path]) -> list[Path]:
         if item.is_dir():
             found = sorted(item.glob("*.duckdb"))
             if not found:
-                raise UserError(f"{item} holds no .duckdb files: run rtreport collect first, or give the files")
+                left = skipped_notes([item])
+                raise UserError(f"{item} holds no .duckdb files: run rtreport collect first, or give the files"
+                                + "".join(f"; {note}" for note in left))
             files += found
         elif item.exists():
             files.append(item)
@@ -30,6 +33,39 @@ def find_inputs(items: list[Path]) -> list[Path]:
         else:
             raise UserError(f"{item}: no such file or folder")
     return files
+
+
+def skipped_notes(items: list[Path]) -> list[str]:
+    """One line per hidden partial file in the folders given (``.NAME.duckdb.PID.partial``, which ``*.duckdb``
+    does not match): a run still being written, or one that stopped unexpectedly, and what to do with it."""
+    notes = []
+    for folder in (Path(i) for i in items):
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.glob(".*.duckdb.*.partial")):
+            m = re.fullmatch(r"\.(.+\.duckdb)\.(\d+)\.partial", p.name)
+            if not m:
+                continue
+            out, pid = folder / m.group(1), int(m.group(2))
+            if _alive(pid):
+                notes.append(f"skipped {p}: a collect (pid {pid}) is still writing it; build it when that run ends")
+            elif not p.with_name(p.name + ".wal").exists() and p.stat().st_size <= 1 << 20:
+                notes.append(f"skipped {p}: a run to {out.name} that stopped unexpectedly, and its log {p.name}.wal, "
+                             "which held what it measured, is gone; rtreport build " + str(p) + " says what is left")
+            else:
+                notes.append(f"skipped {p}: a run to {out.name} that stopped unexpectedly (pid {pid} is gone); "
+                             f"rtreport collect --resume {out} continues it, rtreport build {p} publishes it")
+    return notes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid != os.getpid()
 
 
 def _check_out(out: Path) -> None:
@@ -61,8 +97,9 @@ def _swap_in(new: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def load_runs(db_paths: list[Path], allow_invalid: bool = False) -> list:
-    """Every file's run, or one error line per file that cannot be used (all of them, not just the first)."""
+def load_runs(db_paths: list[Path], allow_invalid: bool = False, notes: list | None = None) -> list:
+    """Every file's run, or one error line per file that cannot be used (all of them, not just the first).
+    ``notes`` gets a line for each run published although not complete, and why."""
     runs, errors = [], []
     for path in db_paths:
         try:
@@ -77,6 +114,11 @@ def load_runs(db_paths: list[Path], allow_invalid: bool = False) -> list:
         seen.setdefault(rid, run.source)
     if errors:
         raise UserError("\n".join(errors))
+    for run in runs:
+        status, detail = run.run["status"], run.run.get("status_detail")
+        if notes is not None and status != "complete":
+            why = "stopped unexpectedly (still marked running)" if status == "running" else (detail or status)
+            notes.append(f"published {run.source} as {status}: {why}")
     return runs
 
 
@@ -90,7 +132,7 @@ def display_labels(runs) -> list[str]:
 
 
 def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
-               allow_invalid: bool = False, base_url: str | None = None) -> list[Path]:
+               allow_invalid: bool = False, base_url: str | None = None, notes: list | None = None) -> list[Path]:
     """Build into a temporary folder beside ``out`` and swap it in once every page is written; on any
     failure the previous site stays as it was."""
     if not db_paths:
@@ -101,7 +143,7 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
         raise UserError(f"cannot read gates file {gates_path}: {type(e).__name__}: {e}") from None
     out = Path(out)
     _check_out(out)
-    runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid)
+    runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid, notes)
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     doing = {"what": "starting", "source": None}

@@ -101,6 +101,11 @@ def _current_schema(con, path: Path):
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     meta = dict(con.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
     if meta.get("application") != schema.APPLICATION:
+        wal = path.with_name(path.name + ".wal")
+        if not tables and path.name.endswith(".partial") and not wal.exists():
+            raise UserError(f"{path} is the partial file of a collect that stopped before its first checkpoint, and "
+                            f"its log {wal.name}, which held everything it measured, is gone (moved or deleted): "
+                            "nothing of that run can be read")
         raise UserError(f"{path} is a DuckDB file but not one written by rtreport collect")
     text = str(meta.get("schema_version", ""))
     version = int(text) if text.isdigit() else 0
