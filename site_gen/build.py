@@ -70,6 +70,10 @@ def _alive(pid: int) -> bool:
 
 def _check_out(out: Path) -> None:
     """Only a folder that is absent, empty or built by rtreport before may be replaced."""
+    here = Path.cwd().resolve()
+    if out.resolve() == here or out.resolve() in here.parents:
+        raise UserError(f"--out {out} is the folder you are in (or holds it), and a build replaces its --out folder "
+                        "as a whole; give a folder inside it, e.g. --out site")
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a folder")
     if out.is_dir():
