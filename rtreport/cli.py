@@ -153,6 +153,18 @@ def build(inputs, out, gates_path, base_url, allow_invalid):
                f"open {out / 'index.html'}")
 
 
+@main.command()
+@click.argument("file", type=click.Path(path_type=Path))
+def check(file):
+    """Check a collect run's DuckDB file against the row counts and checksum recorded at its run's end.
+
+    Exit status: 0 the rows are as recorded (or the file has no checksum: one made before rtreport recorded
+    them, or a run killed before its session ended; the line says so), 1 damaged, 2 unreadable."""
+    from site_gen.check import check_file
+
+    sys.exit(check_file(file, click.echo))
+
+
 def _cuda_index(text: str) -> int:
     m = re.fullmatch(r"(?:cuda:)?(\d+)", text)
     if not m:

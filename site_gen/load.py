@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rtreport import schema
+from rtreport import integrity, schema
 from rtreport.errors import UserError
 
 from . import validate
@@ -54,6 +54,7 @@ class RunRows:
     run: dict
     runtimes: list[RuntimeRows]
     problems: list = field(default_factory=list)   # validate.Problem: rows that failed checks (left out)
+    damaged: str | None = None                     # what no longer matches the rows recorded at the run's end
     sessions: list = field(default_factory=list)   # each command that wrote the run (the first, every --resume)
     floors: dict = field(default_factory=dict)     # kind -> seconds array (the copy floor of a GPU machine)
 
@@ -81,8 +82,15 @@ def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
         raise UserError(duckdb_problem(path, e)) from None
     try:
         con = _current_schema(con, path)
+        verdict = integrity.verify(con)
+        if verdict.damaged and not allow_invalid:
+            raise UserError(f"{path} is refused: it no longer holds the rows recorded at its run's end "
+                            f"({'; '.join(verdict.problems)[:400]}); copy it again from where it was measured, or "
+                            "rtreport build --allow-invalid publishes it marked damaged")
         runs = [_read(con, path, run_id, allow_invalid) for (run_id,) in
                 con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
+        for run in runs:
+            run.damaged = "; ".join(verdict.problems) if verdict.damaged else None
         if not runs:
             raise UserError(f"{path} holds no run: damaged or edited by hand")
         return runs
