@@ -88,7 +88,7 @@ class RunStore:
                              [status, detail, finished, self.run_id])
             self.con.execute("UPDATE sessions SET status = ?, detail = ?, finished_at = ? WHERE run_id = ? "
                              "AND session = ?", [status, detail, finished, self.run_id, self.session])
-            integrity.record(self.con)  # row counts and checksums, for build and check to verify
+            integrity.record(self.con, self.run_id)  # row counts and checksums, for build and check to verify
 
     def start_session(self, code_hash: str | None, version: str | None, host: str | None) -> None:
         with self._write():
@@ -96,7 +96,7 @@ class RunStore:
                              [self.run_id, self.session, now(), code_hash, version, host])
             self.con.execute("UPDATE runs SET status = 'running', status_detail = NULL, finished_at = NULL "
                              "WHERE run_id = ?", [self.run_id])
-            integrity.forget(self.con)
+            integrity.forget(self.con, self.run_id)
 
     def put_runtime(self, runtime_id: str, **fields) -> None:
         """Insert or replace a runtime's row (its status moves as the run goes on)."""

@@ -1,5 +1,6 @@
-"""A run file's own check against later damage: when a collect session ends it records, in the small table
-``integrity``, every table's row count and a checksum of its rows; ``rtreport build`` and ``rtreport check``
+"""A run's own check against later damage: when a collect session ends it records, in the small table
+``integrity``, the run's row count and a checksum of its rows in every table (per run, so that runs of several
+files unioned into one keep theirs); ``rtreport build`` and ``rtreport check``
 recompute both and compare (docs/duckdb-schema.md).
 
 The checksum is DuckDB's 64-bit ``hash`` of each whole row, summed modulo 2^64: independent of row order (a file
@@ -13,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 TABLE = "integrity"
-CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (table_name VARCHAR PRIMARY KEY, row_count BIGINT NOT NULL, "
-          "checksum VARCHAR NOT NULL, method VARCHAR NOT NULL)")
+CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id VARCHAR NOT NULL, table_name VARCHAR NOT NULL, "
+          "row_count BIGINT NOT NULL, checksum VARCHAR NOT NULL, method VARCHAR NOT NULL, "
+          "PRIMARY KEY (run_id, table_name))")
 
 
 def _method() -> str:
@@ -23,33 +25,34 @@ def _method() -> str:
 
 
 def _tables(con) -> list[str]:
-    return sorted(t for (t,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                            "'main' AND table_catalog = current_database()").fetchall() if t != TABLE)
+    """The tables that hold a run's rows (every one with a run_id column, but this one)."""
+    return sorted(t for (t,) in con.execute(
+        "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'run_id' AND table_schema = "
+        "'main' AND table_catalog = current_database()").fetchall() if t != TABLE)
 
 
-def measure(con) -> dict[str, tuple[int, str]]:
-    """table -> (rows, checksum) for every table of the open file but ``integrity`` itself."""
+def measure(con, run_id: str) -> dict[str, tuple[int, str]]:
+    """table -> (rows of the run, checksum of those rows)."""
     out = {}
     for t in _tables(con):
         n, h = con.execute(f'SELECT count(*), coalesce(sum(hash(r)::HUGEINT) % 18446744073709551616, 0) '
-                           f'FROM "{t}" r').fetchone()
+                           f'FROM "{t}" r WHERE run_id = ?', [run_id]).fetchone()
         out[t] = (int(n), f"{int(h):016x}")
     return out
 
 
-def record(con) -> None:
-    """Inside the transaction that ends a session: replace the recorded counts and checksums."""
-    con.execute(CREATE)
-    con.execute(f"DELETE FROM {TABLE}")
+def record(con, run_id: str) -> None:
+    """Inside the transaction that ends a session: replace the run's recorded counts and checksums."""
+    forget(con, run_id)
     method = _method()
-    for t, (n, h) in measure(con).items():
-        con.execute(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?)", [t, n, h, method])
+    for t, (n, h) in measure(con, run_id).items():
+        con.execute(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?)", [run_id, t, n, h, method])
 
 
-def forget(con) -> None:
-    """As a session starts: its rows are about to change, so the file holds no checksum until it ends."""
+def forget(con, run_id: str) -> None:
+    """As a session starts: the run's rows are about to change, so it has no checksum until the session ends."""
     con.execute(CREATE)
-    con.execute(f"DELETE FROM {TABLE}")
+    con.execute(f"DELETE FROM {TABLE} WHERE run_id = ?", [run_id])
 
 
 @dataclass
@@ -70,13 +73,14 @@ class Verdict:
         return text + (f" ({self.note})" if self.note else "")
 
 
-def verify(con) -> Verdict:
+def verify(con, run_id: str) -> Verdict:
+    """The run's rows now against those recorded when its last session ended."""
     tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    recorded = con.execute(f"SELECT table_name, row_count, checksum, method FROM {TABLE} ORDER BY table_name"
-                           ).fetchall() if TABLE in tables else []
+    recorded = con.execute(f"SELECT table_name, row_count, checksum, method FROM {TABLE} WHERE run_id = ? "
+                           "ORDER BY table_name", [run_id]).fetchall() if TABLE in tables else []
     if not recorded:
         return Verdict("no checksum recorded")
-    now, method, problems, note = measure(con), _method(), [], None
+    now, method, problems, note = measure(con, run_id), _method(), [], None
     for t, n, h, made_by in recorded:
         if t not in now:
             problems.append(f"table {t} is gone ({n:,} rows recorded)")
@@ -87,6 +91,6 @@ def verify(con) -> Verdict:
                 problems.append(f"table {t} holds {n:,} rows as recorded, but their contents differ (checksum)")
             else:
                 note = f"checksums made by {made_by.rsplit(', ', 1)[-1]} are not compared by {method.rsplit(', ', 1)[-1]}"
-    extra = sorted(set(now) - {t for t, *_ in recorded})
-    problems += [f"table {t} was added after the run's end" for t in extra]
+    extra = sorted(t for t in set(now) - {t for t, *_ in recorded} if now[t][0])
+    problems += [f"table {t} holds rows added after the run's end" for t in extra]
     return Verdict("damaged" if problems else "ok", problems, note)

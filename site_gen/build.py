@@ -84,10 +84,38 @@ def _check_out(out: Path) -> None:
         raise UserError(f"--out {out}: folder {out.parent} does not exist")
 
 
-def _swap_in(new: Path, out: Path) -> None:
-    """Replace ``out`` by the finished ``new`` folder: two renames, so a reader never sees half a site."""
-    if (out / ".gitkeep").exists():
-        (new / ".gitkeep").write_bytes((out / ".gitkeep").read_bytes())
+MANIFEST = ".rtreport-manifest"  # every file the build wrote, one relative path a line: the others are the user's
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _users_files(out: Path, new: Path) -> list[str]:
+    """Files in the previous site that rtreport did not write (a CNAME, a .nojekyll, a .gitkeep): by its manifest;
+    a site built before manifests existed: files outside every top-level entry the new build writes."""
+    if not out.is_dir():
+        return []
+    old = _files(out)
+    manifest = out / MANIFEST
+    if manifest.is_file():
+        ours = set(manifest.read_text().splitlines()) | {MANIFEST}
+        return [f for f in old if f not in ours]
+    tops = {p.name for p in new.iterdir()}
+    return [f for f in old if f.split("/", 1)[0] not in tops and f != MARKER]
+
+
+def _swap_in(new: Path, out: Path, notes: list | None = None) -> None:
+    """Replace ``out`` by the finished ``new`` folder: two renames, so a reader never sees half a site. Files
+    rtreport did not write there are carried over into the new site first (the new build's own files win)."""
+    (new / MANIFEST).write_text("".join(f"{f}\n" for f in _files(new)))
+    kept = [f for f in _users_files(out, new) if not (new / f).exists()]
+    for f in kept:
+        (new / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(out / f, new / f, follow_symlinks=False)
+    if kept and notes is not None:
+        notes.append(f"kept {len(kept)} file{'s' * (len(kept) != 1)} in {out} that rtreport did not write: "
+                     + ", ".join(kept[:5]) + (", …" if len(kept) > 5 else ""))
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     if out.exists():
         os.replace(out, old)
@@ -159,7 +187,7 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
             doing.update(what="analysing", source=run.source)
             results.append(analyse(run, gates))
         written = render_site(results, tmp, gates, gates_path, doing, base_url)
-        _swap_in(tmp, out)
+        _swap_in(tmp, out, notes)
     except UserError:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -22,12 +22,14 @@ def check_file(path: Path, echo) -> int:
         raise UserError(duckdb_problem(path, e)) from None
     try:
         con = _current_schema(con, path)
-        verdict = integrity.verify(con)
-        runs = con.execute("SELECT label, status FROM runs ORDER BY started_at").fetchall()
+        runs = [(label, status, integrity.verify(con, run_id)) for run_id, label, status in con.execute(
+            "SELECT run_id, label, status FROM runs ORDER BY started_at, run_id").fetchall()]
     except duckdb.Error as e:
         raise UserError(duckdb_problem(path, e)) from None
     finally:
         con.close()
-    what = ", ".join(f"{label} ({status})" for label, status in runs) or "no run"
-    echo(f"{path}: {what}: {verdict.line()}")
-    return 1 if verdict.damaged else 0
+    if not runs:
+        raise UserError(f"{path} holds no run: damaged or edited by hand")
+    for label, status, verdict in runs:
+        echo(f"{path}: {label} ({status}): {verdict.line()}")
+    return 1 if any(v.damaged for *_, v in runs) else 0

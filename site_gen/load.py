@@ -82,15 +82,17 @@ def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
         raise UserError(duckdb_problem(path, e)) from None
     try:
         con = _current_schema(con, path)
-        verdict = integrity.verify(con)
-        if verdict.damaged and not allow_invalid:
+        ids = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
+        verdicts = {run_id: integrity.verify(con, run_id) for run_id in ids}
+        damaged = [v for v in verdicts.values() if v.damaged]
+        if damaged and not allow_invalid:
             raise UserError(f"{path} is refused: it no longer holds the rows recorded at its run's end "
-                            f"({'; '.join(verdict.problems)[:400]}); copy it again from where it was measured, or "
-                            "rtreport build --allow-invalid publishes it marked damaged")
-        runs = [_read(con, path, run_id, allow_invalid) for (run_id,) in
-                con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
+                            f"({'; '.join(p for v in damaged for p in v.problems)[:400]}); copy it again from where "
+                            "it was measured, or rtreport build --allow-invalid publishes it marked damaged")
+        runs = [_read(con, path, run_id, allow_invalid) for run_id in ids]
         for run in runs:
-            run.damaged = "; ".join(verdict.problems) if verdict.damaged else None
+            found = verdicts[run.run["run_id"]]
+            run.damaged = "; ".join(found.problems) if found.damaged else None
         if not runs:
             raise UserError(f"{path} holds no run: damaged or edited by hand")
         return runs

@@ -28,10 +28,15 @@ def _tree(folder):
 
 
 def _copy(src, dst, *sql):
+    """A copy of a run file changed by ``sql`` into one collect could leave (its integrity record made again,
+    as collect makes it when a session ends)."""
+    from rtreport import integrity
     shutil.copyfile(src, dst)
     con = duckdb.connect(str(dst))
     for statement in sql:
         con.execute(statement)
+    for (run_id,) in con.execute("SELECT run_id FROM runs").fetchall():
+        integrity.record(con, run_id)
     con.close()
     return dst
 
