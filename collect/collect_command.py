@@ -19,7 +19,8 @@ from .collector import FULL, QUICK, Collector, default_label, new_run_id
 from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
 from . import outcome
-from .outfile import OutputFile, write_problem
+from .outfile import OutputFile
+from .write_faults import write_problem
 from .progress import Bars, Lines, Silent
 from .registry import all_runtimes
 from .store import RunStore
@@ -96,7 +97,7 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
     if out is None:
         out = Path("data") / f"{slug(label)}.duckdb"
         if out.parent.exists() and not out.parent.is_dir():
-            raise UserError(f"./data is a file; collect writes its run into a folder ./data: move the file, "
+            raise UserError("./data is a file; collect writes its run into a folder ./data: move the file, "
                             "or give --out")
         try:
             out.parent.mkdir(exist_ok=True)

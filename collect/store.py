@@ -15,7 +15,7 @@ import duckdb
 from rtreport import integrity, schema
 
 from . import interrupts
-from .outfile import as_cannot_write
+from .write_faults import as_cannot_write
 
 JSON_COLUMNS = ("environment", "protocol", "settings", "libraries", "numerics", "details")
 

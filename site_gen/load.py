@@ -54,9 +54,9 @@ class RunRows:
     run: dict
     runtimes: list[RuntimeRows]
     problems: list = field(default_factory=list)   # validate.Problem: rows that failed checks (left out)
-    damaged: str | None = None                     # what no longer matches the rows recorded at the run's end
     sessions: list = field(default_factory=list)   # each command that wrote the run (the first, every --resume)
     floors: dict = field(default_factory=dict)     # kind -> seconds array (the copy floor of a GPU machine)
+    damaged: str | None = None                     # what no longer matches the rows recorded at the run's end
 
     @property
     def complete(self) -> bool:

@@ -3,7 +3,6 @@ closing table's header inside 80 columns (issue #29, items 2 and 8)."""
 import threading
 import time
 
-import pytest
 import torch
 from click.testing import CliRunner
 

@@ -2,7 +2,6 @@
 previous file untouched, and what was measured resumable by the name the user gave (issue #29, items 1 and 4).
 The full disk is a small tmpfs (CI runs as root); without the right to mount, these tests are skipped."""
 import os
-import shutil
 import subprocess
 from pathlib import Path
 

@@ -4,7 +4,6 @@ whose log is gone is reported as such (issue #29, item 4)."""
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import duckdb
 import pytest
