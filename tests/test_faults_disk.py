@@ -136,3 +136,43 @@ def test_every_runtime_failing_on_a_read_only_artifacts_folder_exits_3(disk, tmp
     assert last.startswith("Error: 0 of 1 runtime measured (ort-cpu-fp32: prepare: ") and "Read-only" in last
     assert last.endswith(f"nothing was written to {out}") and not out.exists()
     assert _hidden(tmp_path) == []
+
+
+def test_some_runtimes_failing_says_how_many_on_the_last_line(disk, tmp_path):
+    """ONNX Runtime cannot export into a read-only --artifacts folder; PyTorch needs none: one of two measured."""
+    ro = tmp_path / "ro"
+    disk.ro(ro)
+    out = tmp_path / "some.duckdb"
+    result = _collect("--quick", "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--out", out, "--artifacts", ro / "a")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == \
+        f"wrote {out}: 1 of 2 runtimes measured, 1 failed (listed above)"
+
+
+def test_an_onnx_model_no_runtime_here_runs_exits_3(tmp_path):
+    """A valid ONNX file with float64 inside: ONNX Runtime's CPU EP has no float64 convolution."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    from collect import paths
+    m = onnx.load(str(paths.AGENT_ONNX))
+    for i, init in enumerate(m.graph.initializer):
+        m.graph.initializer[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype("float64"),
+                                                                init.name))
+    for n in m.graph.node:
+        for a in n.attribute:
+            if n.op_type == "Cast" and a.name == "to":
+                a.i = TensorProto.DOUBLE
+            if n.op_type == "Constant" and a.name == "value":
+                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype("float64")))
+    m.graph.output[0].type.tensor_type.elem_type = TensorProto.DOUBLE
+    del m.graph.value_info[:]
+    model = tmp_path / "f64.onnx"
+    onnx.save(m, str(model))
+    out = tmp_path / "f64.duckdb"
+    result = _collect("--quick", "--model", model, "--runtimes", "ort-cpu-fp32", "--out", out,
+                      "--artifacts", tmp_path / "a")
+    assert result.exit_code == 3, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("Error: 0 of 1 runtime measured (ort-cpu-fp32: prepare: ") and "Conv" in last, last
+    assert last.endswith(f"nothing was written to {out}") and not out.exists()
