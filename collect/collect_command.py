@@ -18,7 +18,9 @@ from . import resume as resume_run
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
 from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
+from . import outcome
 from .outfile import OutputFile
+from .write_faults import write_problem
 from .progress import Bars, Lines, Silent
 from .registry import all_runtimes
 from .store import RunStore
@@ -69,9 +71,12 @@ def default_out(label: str) -> tuple[Path, str | None]:
     ``rtreport build`` shows both runs of the machine."""
     folder = Path("data")
     if folder.exists() and not folder.is_dir():
-        raise UserError(f"./data is a file, not a folder: rtreport collect writes its runs into ./data/; "
-                        f"move that file or pass --out")
-    folder.mkdir(exist_ok=True)
+        raise UserError("./data is a file; collect writes its run into a folder ./data: move the file, or give --out")
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot create the folder ./data here: {write_problem(e) or e.strerror}; run "
+                        "rtreport collect in a folder you can write, or give --out") from None
     name, n = slug(label), 1
     out = folder / f"{name}.duckdb"
     while out.exists():
@@ -97,11 +102,12 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
         unknown = [r for r in runtime_ids if r not in known]
         if unknown or not runtime_ids:
             raise UserError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
-    stored = None
+    stored, source = None, None
     if resume is not None:
         if out is not None or label or quick:
             raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
-        stored = resume_run.read_run(Path(resume))
+        source = resume_run.find_source(Path(resume))   # the file, or the partial a killed run left for it
+        stored = resume_run.read_run(source)
         import torch
         resume_run.check_same_run(stored, model, torch.cuda.get_device_name(cuda_index)
                                   if torch.cuda.is_available() else None)
@@ -124,69 +130,112 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
     if out_note:
         say(out_note)
 
-    with OutputFile(out, overwrite) as target:
-        if stored:
-            resume_run.copy_for_writing(out, target.partial)
-            store = RunStore(target.partial, stored["run_id"], existing=True)
-            if profile.rounds != stored["settings"].get("rounds"):
-                store.update_run(settings=json.dumps({**stored["settings"], "rounds": profile.rounds}, sort_keys=True))
-        else:
+    store_box: list = []  # the RunStore, once there is one
+    target = OutputFile(out, overwrite, say, source)
+    try:
+        with target:
+            return _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir,
+                            cuda_index, label, quiet, say, play_workers, play_slots, play_mps, known)
+    except BaseException as e:  # only a write fault is handled here: it ends the run, whatever the phase
+        why = write_problem(e)
+        if why is None:
+            raise
+        if store_box:
+            store_box[0].abandon()
+        click.echo("Error: " + outcome.write_failed(e, why, target, bool(store_box), source), err=True)
+        return outcome.CANNOT_WRITE
+
+
+def _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, cuda_index, label,
+             quiet, say, play_workers, play_slots, play_mps, known) -> int:
+    out = target.out
+    if stored:
+        try:
+            resume_run.copy_for_writing(source, target.partial)
+        except BaseException:
+            if source != target.partial:
+                target.remove_partial()
+            raise
+        store = RunStore(target.partial, stored["run_id"], existing=True)
+        store_box.append(store)
+        if profile.rounds != stored["settings"].get("rounds"):
+            store.update_run(settings=json.dumps({**stored["settings"], "rounds": profile.rounds}, sort_keys=True))
+    else:
+        try:
             store = RunStore(target.partial, new_run_id())
-        if quiet:
-            ui = Silent()
-        elif sys.stderr.isatty():
-            from rich.console import Console
-            ui = Bars(Console(stderr=True))
-        else:
-            ui = Lines(say)
-        collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), profile,
-                              runtime_ids, cuda_index, label, ui, play_workers, stored, play_slots, play_mps)
-        available = [rid for rid, r in collector.reasons.items() if r is None]
-        if not available:
-            store.close()
-            target.partial.unlink(missing_ok=True)
-            raise UserError("nothing to measure: no requested runtime can run on this machine ("
-                            + "; ".join(f"{rid}: {r}" for rid, r in collector.reasons.items())[:600]
-                            + "); see rtreport collect --list-runtimes")
-        for stale in target.stale_partials():
+        except BaseException:
+            target.remove_partial()
+            raise
+        store_box.append(store)
+    if quiet:
+        ui = Silent()
+    elif sys.stderr.isatty():
+        from rich.console import Console
+        ui = Bars(Console(stderr=True))
+    else:
+        ui = Lines(say)
+    collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), profile,
+                          runtime_ids, cuda_index, label, ui, play_workers, stored, play_slots, play_mps)
+    available = [rid for rid, r in collector.reasons.items() if r is None]
+    if not available:
+        store.close()
+        target.remove_partial()
+        raise UserError("nothing to measure: no requested runtime can run on this machine ("
+                        + "; ".join(f"{rid}: {r}" for rid, r in collector.reasons.items())[:600]
+                        + "); see rtreport collect --list-runtimes")
+    for stale in target.stale_partials():
+        if stale != source:
             say(f"note: {stale} holds an earlier run to {out.name} that stopped unexpectedly; "
                 f"rtreport build {stale} shows what it measured")
-        if stored:
-            say(f"resuming run {stored['run_id']} of {stored['label']} ({stored['status']}): measuring what it "
-                f"still lacks, written as {target.partial.name} until this session ends")
-        else:
-            say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run "
-                "ends)")
-        say(reference_notice(collector.reference, available, [s.id for s in collector.specs],
-                             collector.reasons))
-        code, message, error = 0, None, None
-        with stop_signals_raise():
-            try:
-                ui.start()
-                collector.run()
-            except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP (interrupts.Interrupted)
-                hold()  # stopping already: a second signal must not cut the clean-up
-                name = getattr(e, "signal_name", "SIGINT")
-                code = getattr(e, "exit_code", 130)
-                message = f"stopped by {name} during {collector.where()}"
-                store.finish_run("incomplete", message)
-            except Exception as e:  # a fault outside any one runtime: keep what was measured
-                hold()
-                code = 1
-                first = (str(e).strip().splitlines() or [""])[0][:300]
-                store.finish_run("incomplete", f"failed during {collector.where()}: {type(e).__name__}: {first}")
-                error = f"collect failed during {collector.where()}: {type(e).__name__}: {first}"
-            finally:
-                ui.stop()
-            if code == 0 and not quiet:
-                reference = store.con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
-                click.echo("\n".join(summary_lines(store.con, store.run_id, reference, known, _width())))
-            store.close()
-            where = target.commit()
-        if message:
-            click.echo(f"{message}: {where} keeps every phase that completed and is marked incomplete", err=True)
-        if error:
-            click.echo(f"Error: {error}; {where} keeps what was measured and is marked incomplete", err=True)
-        elif code == 0:
-            say(f"wrote {where}")
+    if stored:
+        came = f" from {source}, left by a run that stopped unexpectedly," if source != out else ""
+        say(f"resuming run {stored['run_id']} of {stored['label']} ({stored['status']}){came}: measuring what it "
+            f"still lacks, written as {target.partial.name} until this session ends")
+    else:
+        say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run "
+            "ends)")
+    say(reference_notice(collector.reference, available, [s.id for s in collector.specs],
+                         collector.reasons))
+    code, message, error = 0, None, None
+    with stop_signals_raise():
+        try:
+            ui.start()
+            collector.run()
+        except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM or SIGHUP (interrupts.Interrupted)
+            hold()  # stopping already: a second signal must not cut the clean-up
+            name = getattr(e, "signal_name", "SIGINT")
+            code = getattr(e, "exit_code", 130)
+            message = f"stopped by {name} during {collector.where()}"
+            store.finish_run("incomplete", message)
+        except Exception as e:  # a fault outside any one runtime: keep what was measured
+            hold()
+            code = 1
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            store.finish_run("incomplete", f"failed during {collector.where()}: {type(e).__name__}: {first}")
+            error = f"collect failed during {collector.where()}: {type(e).__name__}: {first}"
+        finally:
+            ui.stop()
+        tally = outcome.tally(store.con, store.run_id, available)
+        if code == 0 and not quiet:
+            reference = store.con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
+            click.echo("\n".join(summary_lines(store.con, store.run_id, reference, known, _width())))
+        store.close()
+        if code == 0 and not tally.measured and not stored:  # a file of failures only replaces nothing
+            target.remove_partial()
+            click.echo(f"Error: {tally.line()}; nothing was written to {out}", err=True)
+            return outcome.NOTHING_MEASURED
+        where = target.commit()
+        if source is not None and source not in (out, target.partial):
+            target.remove_partial(source)  # the killed run's partial now lives on in --out
+    if message:
+        click.echo(f"{message}: {where} keeps every phase that completed and is marked incomplete; "
+                   f"{outcome.next_steps(where)}", err=True)
+    if error:
+        click.echo(f"Error: {error}; {where} keeps what was measured and is marked incomplete; "
+                   f"{outcome.next_steps(where)}", err=True)
+    elif code == 0:
+        if not tally.measured:
+            click.echo(f"Error: {tally.line()}; {where} records why", err=True)
+            return outcome.NOTHING_MEASURED
+        say(f"wrote {where}" + (f": {tally.line()}" if tally.failed else ""))
     return code

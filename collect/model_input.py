@@ -83,7 +83,8 @@ def _load_torch(path: Path) -> ModelSource:
     try:
         QNetwork(num_actions).load_state_dict(obj)
     except RuntimeError as e:  # e.g. a first linear layer sized for another input resolution
-        raise UserError(f"{path} does not fit rtreport's Q-network (input (N, 4, 84, 84)): {_first_line(e)}") from None
+        whole = " ".join(line.strip() for line in str(e).splitlines() if line.strip())  # PyTorch's first line ends at ':'
+        raise UserError(f"{path} does not fit rtreport's Q-network (input (N, 4, 84, 84)): {whole[:600]}") from None
     return ModelSource(path, "pytorch", sha256_file(path), num_actions, obj)
 
 

@@ -15,10 +15,14 @@ from pathlib import Path
 
 from rtreport.errors import UserError
 
+from .write_faults import as_cannot_write
+
 
 class OutputFile:
-    def __init__(self, out: Path, overwrite: bool):
-        self.out = Path(out)
+    def __init__(self, out: Path, overwrite: bool, say=lambda line: None, resuming: Path | None = None):
+        """``resuming``: the file a ``--resume`` continues; if it is a partial of this very name (a process id
+        used again), it is continued in place rather than removed."""
+        self.out, self.say, self.resuming = Path(out), say, resuming
         self.overwrite = overwrite
         self.partial = self.out.with_name(f".{self.out.name}.{os.getpid()}.partial")
         self.lock_path = self.out.with_name(f".{self.out.name}.lock")
@@ -38,24 +42,19 @@ class OutputFile:
         try:
             if out.exists() and not self.overwrite:
                 raise UserError(f"{out} already exists; pass --overwrite to replace it, or choose another --out")
-            for p in (self.partial, self.partial.with_name(self.partial.name + ".wal")):
-                p.unlink(missing_ok=True)
+            if self.resuming != self.partial:
+                self.remove_partial()
         except BaseException:
             self._unlock()
             raise
         return self
 
     def stale_partials(self) -> list[Path]:
-        """Partial files of earlier runs to this ``--out`` whose process is gone (killed, power loss): what they
-        measured is still there, readable by ``rtreport build``."""
-        found = []
-        for p in sorted(self.out.parent.glob(f".{self.out.name}.*.partial")):
-            pid = p.name[len(self.out.name) + 2:-len(".partial")]
-            if p != self.partial and pid.isdigit() and not _alive(int(pid)):
-                found.append(p)
-        return found
+        """Partial files of earlier runs to this ``--out`` whose process is gone: see ``stale_partials``."""
+        return [p for p in stale_partials(self.out) if p != self.partial]
 
     def _lock(self) -> None:
+        before = _read_pid(self.lock_path)  # a lock file left by a process that was killed outright
         while True:
             fd = os.open(self.lock_path, os.O_CREAT | os.O_RDWR, 0o644)
             try:
@@ -72,9 +71,15 @@ class OutputFile:
             except FileNotFoundError:
                 same = False
             if same:
-                os.ftruncate(fd, 0)
-                os.write(fd, f"{os.getpid()}\n".encode())
+                if before and before.isdigit() and int(before) != os.getpid() and not _alive(int(before)):
+                    self.say(f"note: took over {self.lock_path} from pid {before}, which is no longer running")
                 self._lock_fd = fd
+                try:
+                    os.ftruncate(fd, 0)
+                    os.write(fd, f"{os.getpid()}\n".encode())
+                except OSError as e:  # a full or read-only disk: no lock file left behind
+                    self._unlock()
+                    raise as_cannot_write(e, self.lock_path) or e
                 return
             os.close(fd)
 
@@ -113,8 +118,26 @@ class OutputFile:
         self.partial.unlink()
         return self.out
 
+    def remove_partial(self, partial: Path | None = None) -> None:
+        """Remove a partial file (this run's, or a killed run's now continued in ``--out``) and its log."""
+        partial = partial or self.partial
+        for p in (partial, partial.with_name(partial.name + ".wal")):
+            p.unlink(missing_ok=True)
+
     def __exit__(self, *exc) -> None:
         self._unlock()
+
+
+def stale_partials(out: Path) -> list[Path]:
+    """Partial files of runs to ``out`` whose process is gone (killed, power loss, a write that failed; or this
+    very process, which is not writing them): what they measured is still there, readable by ``rtreport build``,
+    and ``--resume`` continues the newest."""
+    found = []
+    for p in sorted(out.parent.glob(f".{out.name}.*.partial")):
+        pid = p.name[len(out.name) + 2:-len(".partial")]
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            found.append(p)
+    return found
 
 
 def _read_pid(path: Path) -> str | None:

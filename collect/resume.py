@@ -14,6 +14,24 @@ from rtreport.errors import UserError
 from .collector import PROFILES
 
 
+def find_source(out: Path) -> Path:
+    """What ``--resume OUT`` continues: OUT, or the newest hidden partial file that a run aimed at OUT left when
+    it was killed or could not write (``.OUT.PID.partial``, its process gone), if there is no OUT or it is newer
+    (a run with ``--overwrite`` meant to replace OUT)."""
+    from .outfile import stale_partials
+
+    partials = [p for p in stale_partials(out) if p.is_file()]
+    def changed(p: Path) -> float:  # a run's rows may sit in its log, written after the file itself
+        wal = p.with_name(p.name + ".wal")
+        return max(p.stat().st_mtime, wal.stat().st_mtime if wal.is_file() else 0)
+
+    partials.sort(key=changed, reverse=True)
+    if not partials:
+        return out
+    newest = partials[0]
+    return newest if not out.is_file() or changed(newest) >= out.stat().st_mtime else out
+
+
 def read_run(path: Path, option: str = "--resume") -> dict:
     """The run row of a file collect can continue (``option``: --resume or --repeat); one clear line for one it
     cannot."""
@@ -67,6 +85,8 @@ def profile_for(run: dict, rounds: int | None):
 
 def copy_for_writing(src: Path, partial: Path) -> None:
     """The run goes on in a copy (the partial file); the original stays as it was until the copy replaces it."""
+    if Path(src) == Path(partial):  # a killed run's partial of this process's name: continued in place
+        return
     shutil.copyfile(src, partial)
     wal = src.with_name(src.name + ".wal")
     if wal.exists():

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import duckdb
 
-from rtreport import schema
+from rtreport import integrity, schema
 
 from . import interrupts
+from .write_faults import as_cannot_write
 
 JSON_COLUMNS = ("environment", "protocol", "settings", "libraries", "numerics", "details")
 
@@ -67,7 +68,7 @@ class RunStore:
                                         [run_id]).fetchone()[0] if existing else 0
 
     def _write(self):
-        return _Transaction(self.con)
+        return _Transaction(self.con, self.path)
 
     def start_run(self, row: dict) -> None:
         row = _json({**row, "run_id": self.run_id, "started_at": now(), "status": "running"})
@@ -87,6 +88,7 @@ class RunStore:
                              [status, detail, finished, self.run_id])
             self.con.execute("UPDATE sessions SET status = ?, detail = ?, finished_at = ? WHERE run_id = ? "
                              "AND session = ?", [status, detail, finished, self.run_id, self.session])
+            integrity.record(self.con, self.run_id)  # row counts and checksums, for build and check to verify
 
     def start_session(self, code_hash: str | None, version: str | None, host: str | None,
                       run_goes_on: bool = True) -> None:
@@ -97,6 +99,7 @@ class RunStore:
             if run_goes_on:
                 self.con.execute("UPDATE runs SET status = 'running', status_detail = NULL, finished_at = NULL "
                                  "WHERE run_id = ?", [self.run_id])
+                integrity.forget(self.con, self.run_id)
 
     def add_repeat(self, repeat: int, started_at, machine: dict, runtimes: dict, q_values: dict, detail: str) -> None:
         """A repeat's row, its fixed states' Q-values ({runtime id: (states, actions) array}) and the end of its
@@ -112,6 +115,7 @@ class RunStore:
                                       for i, row in enumerate(q)])
             self.con.execute("UPDATE sessions SET status = 'complete', detail = ?, finished_at = ? WHERE run_id = ? "
                              "AND session = ?", [detail, finished, self.run_id, self.session])
+            integrity.record(self.con, self.run_id)  # the run's rows now include the repeat's
 
     def put_runtime(self, runtime_id: str, **fields) -> None:
         """Insert or replace a runtime's row (its status moves as the run goes on)."""
@@ -189,7 +193,21 @@ class RunStore:
                                   step_cap, runtime_id])
 
     def close(self) -> None:
+        """Checkpoint (the log into the file) and close; a checkpoint that cannot be written raises
+        ``CannotWrite`` (DuckDB's own close would drop that error silently) and leaves file and log as they are."""
+        try:
+            self.con.execute("CHECKPOINT")
+        except duckdb.Error as e:
+            self.abandon()
+            raise as_cannot_write(e, self.path) or e
         self.con.close()
+
+    def abandon(self) -> None:
+        """Close without writing anything more (after a write fault): what is committed stays in file and log."""
+        try:
+            self.con.close()
+        except duckdb.Error:
+            pass
 
 
 def _json(row: dict) -> dict:
@@ -200,8 +218,8 @@ def _json(row: dict) -> dict:
 class _Transaction:
     """One write: a DuckDB transaction that a stop signal cannot cut in half."""
 
-    def __init__(self, con):
-        self.con = con
+    def __init__(self, con, path):
+        self.con, self.path = con, path
 
     def __enter__(self):
         interrupts.hold()
@@ -210,7 +228,17 @@ class _Transaction:
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            try:
+                self.con.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            except duckdb.Error as e:  # a failed commit is rolled back by DuckDB itself
+                fault = as_cannot_write(e, self.path)
+                if fault is None and exc_type is None:
+                    raise
+                if fault is not None:
+                    raise fault from None
+            fault = as_cannot_write(exc, self.path) if exc is not None else None
+            if fault is not None:
+                raise fault from None
         finally:
             interrupts.release()  # a stop signal held during the write is raised now
 

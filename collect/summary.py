@@ -34,8 +34,9 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
     rows = con.execute("SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()
     rows.sort(key=lambda r: order.index(r[0]) if r[0] in order else len(order))
     ref_q = _state_q(con, run_id, reference) if reference else None
-    lines = [f"first look, reference {reference or 'none'}; same action on the fixed states and in play"[:width],
-             _row([c[0] for c in COLUMNS])]
+    lines = textwrap.wrap(f"first look, reference {reference or 'none'}; same action on the fixed states and in play",
+                          width=width, break_long_words=False, break_on_hyphens=False)  # whole words, never cut
+    lines.append(_row([c[0] for c in COLUMNS]))
     measured = [r for r in rows if r[1] != "unavailable"]
     for rid, status, _ in measured:
         lat = [r[0] for r in con.execute("SELECT seconds FROM latency WHERE run_id = ? AND runtime_id = ? "

@@ -150,22 +150,38 @@ def build(inputs, out, gates_path, base_url, allow_invalid):
     """
     import time
 
-    from site_gen.build import build_site, find_inputs
+    from site_gen.build import build_site, find_inputs, skipped_notes
 
     if gates_path is not None and not gates_path.is_file():
         raise UserError(f"gates file not found: {gates_path}")
     if any(isinstance(i, str) for i in inputs):   # s3:// folders: their files' local copies
         from rtreport.storage import fetch_folder
         inputs = [p for i in inputs for p in (fetch_folder(i) if isinstance(i, str) else [i])]
-    dbs = find_inputs(list(inputs) or [Path("data")])
+    items = list(inputs) or [Path("data")]
+    notes = skipped_notes(items)
+    dbs = find_inputs(items)
     start = time.perf_counter()
     if base_url is not None:
         if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", base_url):
             raise UserError(f"--base-url must be an http(s) URL such as https://example.org/rtreport/, not {base_url!r}")
         base_url = base_url if base_url.endswith("/") else base_url + "/"
-    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid, base_url=base_url)
+    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid, base_url=base_url, notes=notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     click.echo(f"built {len(pages)} pages from {len(dbs)} file(s) into {out} in {time.perf_counter() - start:.1f} s; "
                f"open {out / 'index.html'}")
+
+
+@main.command()
+@click.argument("file", type=click.Path(path_type=Path))
+def check(file):
+    """Check a collect run's DuckDB file against the row counts and checksum recorded at its run's end.
+
+    Exit status: 0 the rows are as recorded (or the file has no checksum: one made before rtreport recorded
+    them, or a run killed before its session ended; the line says so), 1 damaged, 2 unreadable."""
+    from site_gen.check import check_file
+
+    sys.exit(check_file(file, click.echo))
 
 
 def _cuda_index(text: str) -> int:

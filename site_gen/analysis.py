@@ -187,7 +187,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
     elif reference is None or reference.status != "available":
         withheld, reference = "reference-not-measured", None
     else:
-        withheld = "invalid" if run.problems else "smoke" if run.run.get("profile") == "quick" else None
+        withheld = "invalid" if run.problems or run.damaged else "smoke" if run.run.get("profile") == "quick" else None
     results = []
     for rt in run.runtimes:
         r = RuntimeResult(rt, rt.runtime_id == reference_id)

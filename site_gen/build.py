@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -20,7 +21,9 @@ def find_inputs(items: list[Path]) -> list[Path]:
         if item.is_dir():
             found = sorted(item.glob("*.duckdb"))
             if not found:
-                raise UserError(f"{item} holds no .duckdb files: run rtreport collect first, or give the files")
+                left = skipped_notes([item])
+                raise UserError(f"{item} holds no .duckdb files: run rtreport collect first, or give the files"
+                                + "".join(f"; {note}" for note in left))
             files += found
         elif item.exists():
             files.append(item)
@@ -32,8 +35,45 @@ def find_inputs(items: list[Path]) -> list[Path]:
     return files
 
 
+def skipped_notes(items: list[Path]) -> list[str]:
+    """One line per hidden partial file in the folders given (``.NAME.duckdb.PID.partial``, which ``*.duckdb``
+    does not match): a run still being written, or one that stopped unexpectedly, and what to do with it."""
+    notes = []
+    for folder in (Path(i) for i in items):
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.glob(".*.duckdb.*.partial")):
+            m = re.fullmatch(r"\.(.+\.duckdb)\.(\d+)\.partial", p.name)
+            if not m:
+                continue
+            out, pid = folder / m.group(1), int(m.group(2))
+            if _alive(pid):
+                notes.append(f"skipped {p}: a collect (pid {pid}) is still writing it; build it when that run ends")
+            elif not p.with_name(p.name + ".wal").exists() and p.stat().st_size <= 1 << 20:
+                notes.append(f"skipped {p}: a run to {out.name} that stopped unexpectedly, and its log {p.name}.wal, "
+                             "which held what it measured, is gone; rtreport build " + str(p) + " says what is left")
+            else:
+                notes.append(f"skipped {p}: a run to {out.name} that stopped unexpectedly (pid {pid} is gone); "
+                             f"rtreport collect --resume {out} continues it, rtreport build {p} publishes it")
+    return notes
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid != os.getpid()
+
+
 def _check_out(out: Path) -> None:
     """Only a folder that is absent, empty or built by rtreport before may be replaced."""
+    here = Path.cwd().resolve()
+    if out.resolve() == here or out.resolve() in here.parents:
+        raise UserError(f"--out {out} is the folder you are in (or holds it), and a build replaces its --out folder "
+                        "as a whole; give a folder inside it, e.g. --out site")
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a folder")
     if out.is_dir():
@@ -44,10 +84,38 @@ def _check_out(out: Path) -> None:
         raise UserError(f"--out {out}: folder {out.parent} does not exist")
 
 
-def _swap_in(new: Path, out: Path) -> None:
-    """Replace ``out`` by the finished ``new`` folder: two renames, so a reader never sees half a site."""
-    if (out / ".gitkeep").exists():
-        (new / ".gitkeep").write_bytes((out / ".gitkeep").read_bytes())
+MANIFEST = ".rtreport-manifest"  # every file the build wrote, one relative path a line: the others are the user's
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _users_files(out: Path, new: Path) -> list[str]:
+    """Files in the previous site that rtreport did not write (a CNAME, a .nojekyll, a .gitkeep): by its manifest;
+    a site built before manifests existed: files outside every top-level entry the new build writes."""
+    if not out.is_dir():
+        return []
+    old = _files(out)
+    manifest = out / MANIFEST
+    if manifest.is_file():
+        ours = set(manifest.read_text().splitlines()) | {MANIFEST}
+        return [f for f in old if f not in ours]
+    tops = {p.name for p in new.iterdir()}
+    return [f for f in old if f.split("/", 1)[0] not in tops and f != MARKER]
+
+
+def _swap_in(new: Path, out: Path, notes: list | None = None) -> None:
+    """Replace ``out`` by the finished ``new`` folder: two renames, so a reader never sees half a site. Files
+    rtreport did not write there are carried over into the new site first (the new build's own files win)."""
+    (new / MANIFEST).write_text("".join(f"{f}\n" for f in _files(new)))
+    kept = [f for f in _users_files(out, new) if not (new / f).exists()]
+    for f in kept:
+        (new / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(out / f, new / f, follow_symlinks=False)
+    if kept and notes is not None:
+        notes.append(f"kept {len(kept)} file{'s' * (len(kept) != 1)} in {out} that rtreport did not write: "
+                     + ", ".join(kept[:5]) + (", …" if len(kept) > 5 else ""))
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     if out.exists():
         os.replace(out, old)
@@ -61,8 +129,9 @@ def _swap_in(new: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def load_runs(db_paths: list[Path], allow_invalid: bool = False) -> list:
-    """Every file's run, or one error line per file that cannot be used (all of them, not just the first)."""
+def load_runs(db_paths: list[Path], allow_invalid: bool = False, notes: list | None = None) -> list:
+    """Every file's run, or one error line per file that cannot be used (all of them, not just the first).
+    ``notes`` gets a line for each run published although not complete, and why."""
     runs, errors = [], []
     for path in db_paths:
         try:
@@ -77,6 +146,11 @@ def load_runs(db_paths: list[Path], allow_invalid: bool = False) -> list:
         seen.setdefault(rid, run.source)
     if errors:
         raise UserError("\n".join(errors))
+    for run in runs:
+        status, detail = run.run["status"], run.run.get("status_detail")
+        if notes is not None and status != "complete":
+            why = "stopped unexpectedly (still marked running)" if status == "running" else (detail or status)
+            notes.append(f"published {run.source} as {status}: {why}")
     return runs
 
 
@@ -90,7 +164,7 @@ def display_labels(runs) -> list[str]:
 
 
 def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
-               allow_invalid: bool = False, base_url: str | None = None) -> list[Path]:
+               allow_invalid: bool = False, base_url: str | None = None, notes: list | None = None) -> list[Path]:
     """Build into a temporary folder beside ``out`` and swap it in once every page is written; on any
     failure the previous site stays as it was."""
     if not db_paths:
@@ -101,7 +175,7 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
         raise UserError(f"cannot read gates file {gates_path}: {type(e).__name__}: {e}") from None
     out = Path(out)
     _check_out(out)
-    runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid)
+    runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid, notes)
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     doing = {"what": "starting", "source": None}
@@ -113,7 +187,7 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
             doing.update(what="analysing", source=run.source)
             results.append(analyse(run, gates))
         written = render_site(results, tmp, gates, gates_path, doing, base_url)
-        _swap_in(tmp, out)
+        _swap_in(tmp, out, notes)
     except UserError:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -85,6 +85,8 @@ def banners(res: RunResult, t: Translator) -> list[str]:
         out.append(t("drift_banner"))
     if res.rows.problems:
         out.append(t("invalid_banner", problems="; ".join(str(p) for p in res.rows.problems)))
+    if res.rows.damaged:
+        out.append(t("damaged_banner", problems=res.rows.damaged))
     ref = res.runtime(res.reference_id)
     if res.withheld == "no-reference":
         out.append(t("no_reference_banner"))

@@ -9,7 +9,7 @@ from . import reasons
 from .analysis import RunResult
 from .charts import PALETTE, Chart, _r, _rows_layout
 from .comparability import differences
-from .describe import machine_description, workload_text
+from .describe import machine_description, status_detail_text, workload_text
 from .findings import recommendation, recommendation_text
 from .i18n import Translator
 from .pages import chart_view, label_of, runtime_order, verdict_cell
@@ -65,7 +65,17 @@ def card(res: RunResult, slug: str, t: Translator) -> dict:
             "href": f"hardware/{slug}/index.html", "link_text": t("open_machine", label=label_of(res)),
             "headline": headline(res, t),
             "text": recommendation_text(res, t), "tensorrt": tensorrt_note(res, t),
-            "css": "ok" if r else "none"}
+            "css": "ok" if r else "none", **run_state(run, t)}
+
+
+def run_state(run: dict, t: Translator) -> dict:
+    """A run that is not complete says so on the home page: its word in the glance list, a line on its card."""
+    status = run.get("status")
+    if status == "complete":
+        return {"state": None, "state_line": None}
+    word = t(f"status_word_{status}") if status in ("running", "incomplete") else str(status)
+    detail = t("card_running") if status == "running" else status_detail_text(run.get("status_detail"), t)
+    return {"state": word, "state_line": t("card_not_complete", status=word, detail=detail)}
 
 
 def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
@@ -148,8 +158,10 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
 
 def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
     chart = cross_hardware_chart(results, t)
+    notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
     return {"lead": compare_lead(results, slugs, t), "chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
-            "notices": alike_notices(results, t), "groups": machine_groups(results, slugs, t, "../")}
+            "notices": notices, "alike": None if notices else t("compare_intro"),
+            "groups": machine_groups(results, slugs, t, "../")}
 
 
 def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rtreport import schema
+from rtreport import integrity, schema
 from rtreport.errors import UserError
 
 from . import validate
@@ -57,6 +57,7 @@ class RunRows:
     problems: list = field(default_factory=list)   # validate.Problem: rows that failed checks (left out)
     sessions: list = field(default_factory=list)   # each command that wrote the run (the first, every --resume)
     floors: dict = field(default_factory=dict)     # kind -> seconds array (the copy floor of a GPU machine)
+    damaged: str | None = None                     # what no longer matches the rows recorded at the run's end
 
     @property
     def complete(self) -> bool:
@@ -82,8 +83,17 @@ def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
         raise UserError(duckdb_problem(path, e)) from None
     try:
         con = _current_schema(con, path)
-        runs = [_read(con, path, run_id, allow_invalid) for (run_id,) in
-                con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
+        ids = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
+        verdicts = {run_id: integrity.verify(con, run_id) for run_id in ids}
+        damaged = [v for v in verdicts.values() if v.damaged]
+        if damaged and not allow_invalid:
+            raise UserError(f"{path} is refused: it no longer holds the rows recorded at its run's end "
+                            f"({'; '.join(p for v in damaged for p in v.problems)[:400]}); copy it again from where "
+                            "it was measured, or rtreport build --allow-invalid publishes it marked damaged")
+        runs = [_read(con, path, run_id, allow_invalid) for run_id in ids]
+        for run in runs:
+            found = verdicts[run.run["run_id"]]
+            run.damaged = "; ".join(found.problems) if found.damaged else None
         if not runs:
             raise UserError(f"{path} holds no run: damaged or edited by hand")
         return runs
@@ -102,6 +112,11 @@ def _current_schema(con, path: Path):
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     meta = dict(con.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
     if meta.get("application") != schema.APPLICATION:
+        wal = path.with_name(path.name + ".wal")
+        if not tables and path.name.endswith(".partial") and not wal.exists():
+            raise UserError(f"{path} is the partial file of a collect that stopped before its first checkpoint, and "
+                            f"its log {wal.name}, which held everything it measured, is gone (moved or deleted): "
+                            "nothing of that run can be read")
         raise UserError(f"{path} is a DuckDB file but not one written by rtreport collect")
     text = str(meta.get("schema_version", ""))
     version = int(text) if text.isdigit() else 0

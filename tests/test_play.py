@@ -16,6 +16,7 @@ from collect.model_input import load_model
 from collect.registry import Runtime, all_runtimes
 from collect.runners.base import Runner
 from conftest import ctrl_c_at_game
+from rtreport import integrity
 from rtreport.cli import main
 
 
@@ -137,6 +138,7 @@ def test_verdicts_json_holds_every_gates_statistic(tmp_path, nudged_runtimes):
     assert run_collect(None, nudged_runtimes, out, False, "v", 0, tmp_path / "a", True, True) == 0
     con = duckdb.connect(str(out))
     con.execute("UPDATE runs SET profile = 'full'")   # the smoke profile withholds verdicts
+    integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])  # sealed as collect would
     con.close()
     assert CliRunner().invoke(main, ["build", str(out), "--out", str(tmp_path / "s")]).exit_code == 0
     doc = json.loads((tmp_path / "s" / "data" / "v" / "verdicts.json").read_text())

@@ -9,6 +9,7 @@ import duckdb
 from click.testing import CliRunner
 
 from conftest import COMMITTED_RUNS
+from rtreport import integrity
 from rtreport.cli import main
 from site_gen.i18n import LANGUAGES, catalog
 
@@ -128,6 +129,7 @@ def test_incomplete_run_gets_a_labelled_partial_page(quick_run, tmp_path):
     # Three seeds were planned; both runtimes played only two: the play gate lacks data.
     con.execute("UPDATE runs SET profile = 'full', settings = json_merge_patch(settings, "
                 "'{\"seeds\": [1000, 1001, 1002], \"looks\": [3]}')")
+    integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])  # sealed as collect would
     con.close()
     out = tmp_path / "s"
     assert CliRunner().invoke(main, ["build", str(partial), "--out", str(out)]).exit_code == 0
@@ -145,6 +147,7 @@ def test_hostile_strings_are_escaped_everywhere(quick_run, tmp_path):
     con.execute("UPDATE runs SET label = ?, cpu = ?, host = ?", [evil + "lab", evil + "cpu", "</script><b>h"])
     con.execute("UPDATE runtimes SET title = ? WHERE runtime_id = 'ort-cpu-fp32'", ["ORT " + evil])
     con.execute("UPDATE runtimes SET reason = ? WHERE status = 'unavailable'", [evil + "why"])
+    integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])  # sealed as collect would
     con.close()
     out = tmp_path / "s"
     result = CliRunner().invoke(main, ["build", str(hostile), "--out", str(out)])

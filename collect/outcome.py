@@ -1,0 +1,65 @@
+"""How a collect run ends, in one last line and an exit status (the README lists them):
+
+0 the run ended and every runtime it tried was measured, or some were (the last line says how many failed);
+1 a fault outside any one runtime stopped it (what was measured is kept, marked incomplete);
+2 bad input: nothing was written;
+3 no runtime produced a measurement: "0 of N runtimes measured" and why;
+4 the run's file could not be written (no space, a quota, a read-only file system, no permission): what was
+  measured is kept in the hidden partial file, and ``--resume`` continues it once it can be written;
+129, 130, 143: stopped by SIGHUP, SIGINT (Ctrl-C), SIGTERM (what was measured is kept, marked incomplete).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NOTHING_MEASURED = 3
+CANNOT_WRITE = 4
+
+
+@dataclass
+class Tally:
+    tried: int
+    measured: list = field(default_factory=list)
+    failed: list = field(default_factory=list)   # (runtime id, reason)
+
+    def line(self) -> str:
+        text = f"{len(self.measured)} of {self.tried} runtime{'s' * (self.tried != 1)} measured"
+        if not self.failed:
+            return text
+        if not self.measured:
+            return f"{text} ({'; '.join(f'{rid}: {why}' for rid, why in self.failed)[:600]})"
+        return f"{text}, {len(self.failed)} failed (listed above)"
+
+
+def tally(con, run_id: str, tried: list[str]) -> Tally:
+    """Of the runtimes this machine could run (``tried``), which hold measurements now and which failed."""
+    status = {rid: (st, why) for rid, st, why in con.execute(
+        "SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()}
+    out = Tally(len(tried))
+    for rid in tried:
+        st, why = status.get(rid, ("not reached", None))
+        if st == "available":
+            out.measured.append(rid)
+        else:
+            out.failed.append((rid, why or st))
+    return out
+
+
+def next_steps(where: Path) -> str:
+    """What to run after a run that stopped: go on, or publish what is there."""
+    return (f"rtreport collect --resume {where} continues it; rtreport build {where.parent} publishes what is "
+            "there")
+
+
+def write_failed(e: BaseException, why: str, target, kept: bool, source: Path | None) -> str:
+    """The one line for a run whose file (or folder) could not be written."""
+    path = getattr(e, "path", None) or getattr(e, "filename", None) or target.partial
+    untouched = (f"{target.out} is untouched" if target.out.exists() or source is not None
+                 else f"{target.out} was not created")
+    when = "once there is space" if "space" in why or "quota" in why else "once it can be written"
+    if not kept:
+        target.remove_partial()
+        return f"cannot write {path}: {why}; nothing was measured and {untouched}"
+    return (f"cannot write {path}: {why}; what was measured is kept in {target.partial} (with its .wal, if any) "
+            f"and {untouched}; {when}, rtreport collect --resume {target.out} continues it")
