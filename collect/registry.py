@@ -95,7 +95,7 @@ def _ort_int8(device) -> Runtime:
     from .runners.onnxrt import OrtRunner
     from .runners.ort_int8 import OrtInt8Runner
     info = Runtime(f"ort-{device}-int8", "ONNX Runtime", device, "int8",
-                   "static QDQ" if device == "cpu" else "static QDQ, IO binding",
+                   "QDQ" if device == "cpu" else "QDQ, IO binding",
                    lambda model: OrtRunner.unavailable_reason(device),
                    lambda model, artifacts, cuda: OrtInt8Runner(info, model, artifacts, cuda), opt_in=OPT_IN)
     return info

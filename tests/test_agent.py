@@ -1,3 +1,4 @@
+import pytest
 """The shipped agent: its files, its ONNX export, its fixed states and its model card."""
 from pathlib import Path
 import json
@@ -80,6 +81,7 @@ def test_fixed_states_index_matches_the_shipped_array(fixed_states):
     assert not set(s["seed"] for s in index["states"]) & set(agent.load_seeds()["evaluation"])
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_regenerate_command_reproduces_the_fixed_states_byte_for_byte(tmp_path):
     result = subprocess.run([sys.executable, "-m", "rtreport", "agent", "fixed-states", "--check"],
                             capture_output=True, text=True, cwd=tmp_path)

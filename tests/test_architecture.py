@@ -123,6 +123,7 @@ def test_build_needs_none_of_the_measuring_libraries(quick_run, published_site, 
     assert _tree(tmp_path / "blocked") == _tree(published_site)
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_the_wheel_publishes_from_a_fresh_venv_with_the_base_dependencies_only(tmp_path):
     wheels, source = tmp_path / "wheels", tmp_path / "source"
     # pip builds a setuptools project in place (build/, *.egg-info): build a copy, never the checkout itself
@@ -155,6 +156,7 @@ def test_the_wheel_publishes_from_a_fresh_venv_with_the_base_dependencies_only(t
     assert (work / "site" / "zh-tw" / "method" / "index.html").exists()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_runtime_from_another_package_is_collected_and_published(tmp_path):
     site = tmp_path / "site-packages"
     info = site / "tiny_runtime_plugin-0.1.dist-info"

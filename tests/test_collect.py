@@ -243,6 +243,7 @@ def _no_workers_left(seconds=15.0):
     return True
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_parallel_play_gives_exactly_the_episodes_one_process_gives(quick_db, tmp_path):
     sequential, _ = quick_db
     out = tmp_path / "p.duckdb"
@@ -286,6 +287,7 @@ def test_a_play_worker_that_cannot_prepare_is_an_error_not_a_hang(tmp_path):
     assert _no_workers_left()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeypatch):
     real_next = Players.next_result
     calls = []
@@ -307,6 +309,7 @@ def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeyp
     assert _no_workers_left()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_play_worker_that_dies_breaks_the_pool_instead_of_hanging_it(tmp_path):
     from concurrent.futures.process import BrokenProcessPool
     runner, artifacts = _ort(tmp_path)
@@ -364,6 +367,7 @@ def test_a_run_file_is_compacted_with_every_row_kept_and_a_file_it_cannot_read_i
     assert compact(bad) is False and bad.read_bytes() == b"not a DuckDB file"
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_play_workers_end_when_their_main_process_is_killed_outright(tmp_path):
     """SIGKILL gives the main process no chance to stop its workers: idle ones notice and end instead of holding
     their cores (and, on a GPU, their contexts) for good."""

@@ -119,6 +119,7 @@ def test_a_runtime_that_fails_in_one_slot_fails_only_what_it_plays(prepared):
     assert results[3].runtime_id == "gone-cpu-fp32" and results[3].message == "could not prepare"
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_worker_processes_with_slots_play_the_same_games(prepared):
     runners, artifacts = prepared
     tasks = [t for t in TASKS if "nudged-cpu-fp32" not in (t.driver, *t.shadows)] + \

@@ -203,6 +203,7 @@ def _run_status(db):
         con.close()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_two_collects_at_once_leave_one_valid_file_and_one_clear_line(quick_run, tmp_path):
     out = tmp_path / "same.duckdb"
     shutil.copyfile(quick_run, out)   # an older run: --overwrite must not remove it before the new one is done
@@ -241,6 +242,7 @@ def test_overwrite_keeps_the_old_file_until_the_new_run_ends(tmp_path, monkeypat
 
 # -- 5. every stop signal leaves a truthful status ---------------------------------------------------------
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_leave_an_incomplete_run(tmp_path, sig):
     out = tmp_path / "sig.duckdb"
@@ -268,6 +270,7 @@ def test_sigterm_and_sighup_leave_an_incomplete_run(tmp_path, sig):
     assert not list(tmp_path.glob(".sig.duckdb*"))
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_killed_run_keeps_its_partial_file_and_builds_as_stopped_unexpectedly(tmp_path):
     out = tmp_path / "k.duckdb"
     proc = subprocess.Popen(_collect_cmd(out, "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--label", "killed"),
@@ -375,6 +378,7 @@ def test_each_unreadable_model_kind_gets_its_own_line(tmp_path):
 
 # -- 10. the terminal --------------------------------------------------------------------------------------
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_piped_progress_is_plain_lines_and_quiet_is_silent(tmp_path):
     out = tmp_path / "p.duckdb"
     loud = subprocess.run(_collect_cmd(out, "--runtimes", "ort-cpu-fp32"), cwd=tmp_path, capture_output=True,

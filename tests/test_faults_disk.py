@@ -72,11 +72,11 @@ def _hidden(folder):
 def test_a_full_disk_keeps_the_old_file_and_what_was_measured(disk, tmp_path, monkeypatch, phase):
     """Disk full as the latency rounds start (a commit fails) or as the run ends (its checkpoint fails, which
     DuckDB's close used to drop silently: 'wrote' and exit 0 with an empty file)."""
-    from collect import collector, store
+    from collect import rounds, store
     out = disk.path / "run.duckdb"
     out.write_bytes(b"the previous run")   # --overwrite must leave it as it is
     before = out.read_bytes()
-    target = {"latency": (collector.Collector, "_latency_rounds"), "close": (store.RunStore, "close")}[phase]
+    target = {"latency": (rounds.Rounds, "take"), "close": (store.RunStore, "close")}[phase]
     real = getattr(*target)
 
     def full_then(self, *a, **k):

@@ -11,6 +11,8 @@ from click.testing import CliRunner
 
 from rtreport.cli import main
 
+pytestmark = pytest.mark.slow   # real collects end to end: python -m pytest -m slow (CI runs them)
+
 
 @pytest.fixture(scope="module")
 def killed(tmp_path_factory):

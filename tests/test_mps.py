@@ -79,6 +79,7 @@ def test_a_daemon_that_does_not_start_or_cannot_serve_cuda_says_why(tmp_path, mo
     assert "cmd=quit" in log.read_text()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_play_asked_to_use_mps_with_cpu_runtimes_plays_the_same_games_and_says_why_not(prepared, tmp_path,  # noqa: F811
                                                                                         monkeypatch):
     runners, artifacts = prepared

@@ -66,6 +66,7 @@ def _rows(db, sql):
         con.close()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_episodes_established_by_the_shadow_rule_equal_really_replayed_ones(tmp_path, nudged_runtimes):
     out = tmp_path / "n.duckdb"
     assert run_collect(None, nudged_runtimes, out, False, "n", 0, tmp_path / "a", True, True) == 0
@@ -96,6 +97,7 @@ def test_episodes_established_by_the_shadow_rule_equal_really_replayed_ones(tmp_
     assert flips and max(m for (m,) in flips) <= 0.05 + 1e-6
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nudged_runtimes, monkeypatch):
     whole = tmp_path / "whole.duckdb"
     assert run_collect(None, nudged_runtimes, whole, False, "r", 0, tmp_path / "a", True, True) == 0
@@ -133,6 +135,7 @@ def test_resume_refuses_what_it_cannot_continue(quick_run, tmp_path):
     assert old.read_bytes() == before
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_verdicts_json_holds_every_gates_statistic(tmp_path, nudged_runtimes):
     out = tmp_path / "v.duckdb"
     assert run_collect(None, nudged_runtimes, out, False, "v", 0, tmp_path / "a", True, True) == 0
@@ -157,6 +160,7 @@ def test_verdicts_json_holds_every_gates_statistic(tmp_path, nudged_runtimes):
                             by["nudged-twin-cpu-fp32"]["gates"]["agreement"]["value"])
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_the_pipelined_looks_store_the_same_games_whatever_order_they_end_in(tmp_path, nudged_runtimes, monkeypatch):
     """A seed's own games start as soon as its reference game ends, while other seeds are still played, so games
     end in another order with more slots in flight: the file must not depend on that order (two looks, so a look
@@ -176,6 +180,7 @@ def test_the_pipelined_looks_store_the_same_games_whatever_order_they_end_in(tmp
     assert dict(played)["torch-cpu-fp32"] == 6 and dict(played).get("nudged-cpu-fp32", 0) >= 2
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_the_check_seeds_own_games_start_with_the_look(tmp_path, nudged_runtimes, monkeypatch):
     """Nobody shadows a candidate on the first check_seeds seeds, so its own game there waits for no other game:
     all of them start before any game of the look has ended (before, they ran one candidate after another)."""
@@ -211,6 +216,7 @@ class BreaksInPlay(Nudged):
             return self.model(self.torch.from_numpy(batch)).numpy()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 @pytest.mark.parametrize("who", ["candidate", "reference"])
 def test_a_runtime_failing_in_play_is_recorded_and_its_progress_line_says_so(tmp_path, nudged_runtimes,
                                                                              monkeypatch, capsys, who):
@@ -245,6 +251,7 @@ def test_a_runtime_failing_in_play_is_recorded_and_its_progress_line_says_so(tmp
         assert lines and all("the reference failed" in line or "boom in play" in line for line in lines), lines
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_games_started_ahead_for_a_look_that_never_comes_are_not_stored(tmp_path, nudged_runtimes, monkeypatch):
     """ONNX Runtime FP32 agrees everywhere, so look 1 decides it and no look 2 is played: the reference games of
     look 2's seeds that idle slots started in look 1's tail are dropped, not stored."""

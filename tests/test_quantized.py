@@ -11,6 +11,8 @@ from collect import calibration
 from collect.agent.shipped import load_seeds, torch_q_function
 from rtreport.cli import main
 
+pytestmark = pytest.mark.slow   # real collects end to end: python -m pytest -m slow (CI runs them)
+
 NEW = ["ort-cpu-int8", "openvino-cpu-fp32", "openvino-cpu-int8"]
 SMALL = calibration.CalibrationPlan(seeds=(20000,), states_per_game=48, max_steps=240)  # a quick run's set
 

@@ -177,6 +177,7 @@ def test_resume_continues_the_round_schedule_where_the_run_is(tmp_path, two_look
 
 
 # -- repeats -----------------------------------------------------------------------------------------------
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_repeat_in_a_fresh_process_adds_rounds_and_q_values_and_keeps_every_row(quick_run, tmp_path):
     copy = tmp_path / "run.duckdb"
     shutil.copyfile(quick_run, copy)

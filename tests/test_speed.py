@@ -160,6 +160,8 @@ def _add_repeats(path: Path, slow_reference: dict) -> None:
                 con.execute("INSERT INTO rounds SELECT run_id, runtime_id, ?, position, started_at + INTERVAL 10 MINUTE"
                             " * ?, ?::JSON FROM rounds WHERE round = ?",
                             [new, repeat, json.dumps(conditions), src])
+        from rtreport import integrity
+        integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])   # sealed as collect would
     finally:
         con.close()
 

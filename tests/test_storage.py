@@ -60,6 +60,7 @@ def _status(client, bucket, key, tmp_path) -> str:
         con.close()
 
 
+@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_collect_interrupt_resume_and_build_from_a_bucket_equal_to_disk(s3, tmp_path, monkeypatch):
     client, bucket = s3
     assert _quick(tmp_path, f"s3://{bucket}/fleet/a.duckdb").exit_code == 0
