@@ -35,6 +35,19 @@ def answer(runs) -> int:
     return complete[-1] if complete else len(runs) - 1
 
 
+def answers(results, slugs) -> set[str]:
+    """The slugs of each machine's answer (``answer`` of the label's runs; a label's only run is its answer): the
+    home page, the root page and the feed show these; a label's earlier runs keep their pages and its history."""
+    by_label: dict[str, list] = {}
+    for res, slug in zip(results, slugs):
+        by_label.setdefault(res.rows.run["label"], []).append((res, slug))
+    keep = set()
+    for runs in by_label.values():
+        runs = sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"]))
+        keep.add(runs[answer(runs)][1])
+    return keep
+
+
 def not_alike(a: dict, b: dict) -> list[str]:
     """The basis keys (model, fixed states, seeds, protocol) and profile on which two runs differ."""
     keys = [key for column, key in BASIS if _value(a, column) != _value(b, column)]
@@ -91,7 +104,8 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
                          "date": str(run.get("started_at") or "")[:16],
                          "status": t(f"status_word_{run['status']}") if run["status"] in
                          ("running", "incomplete", "complete") else run["status"],
-                         "profile": run.get("profile") or t("not_recorded"),
+                         "profile": t(f"hist_profile_{run['profile']}") if run.get("profile") in ("full", "quick")
+                         else run.get("profile") or t("not_recorded"),
                          "code": _shown(run.get("code_version") or run.get("code_hash"), "hist_code", t),
                          "answer": i == best})
     order = [rid for rid in runtime_order([res for res, _ in runs])   # runtimes measured in any of the runs

@@ -19,8 +19,12 @@ STUDY = json.loads(Path(__file__).with_name("original_study.json").read_text(enc
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
 
 
-def newest_first(results, slugs):
-    return sorted(zip(results, slugs), key=lambda x: str(x[0].rows.run.get("started_at") or ""), reverse=True)
+def newest_first(results, slugs, answers_only: bool = True):
+    """Runs newest first; ``answers_only``: each machine's answer only (its newest complete run, history.answers)."""
+    from .history import answers
+    keep = answers(results, slugs) if answers_only else set(slugs)
+    return sorted(((r, s) for r, s in zip(results, slugs) if s in keep),
+                  key=lambda x: str(x[0].rows.run.get("started_at") or ""), reverse=True)
 
 
 def tensorrt_note(res: RunResult, t: Translator) -> str | None:
@@ -101,7 +105,7 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
                              for res in results}):
         facts.append({"label": t("model"), "value": f"{name} — sha256 {sha[:12]}…"})
     workloads: dict[str, list] = {}  # runs differ in how many seeds they played: say whose workload is whose
-    for res in results:
+    for res, _ in ordered:
         workloads.setdefault(workload_text(res, t), []).append(label_of(res))
     for w, labels in sorted(workloads.items()):
         facts.append({"label": t("workload"), "value": w if len(workloads) == 1 else t("workload_of", workload=w, labels=", ".join(labels))})
@@ -113,7 +117,7 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
 def machine_groups(results: list[RunResult], slugs: list[str], t: Translator, prefix: str = "") -> list[dict]:
     """Runs grouped by machine (the label its user gave), newest machine first, runs newest first."""
     groups: dict[str, list] = {}
-    for res, slug in newest_first(results, slugs):
+    for res, slug in newest_first(results, slugs, answers_only=False):
         groups.setdefault(res.rows.run["label"], []).append((res, slug))
     return [{"label": label if len(runs) == 1 else t("machine_runs", label=label, n=len(runs)),
              "runs": [{"href": f"{prefix}hardware/{slug}/index.html", "link_text": t("open_machine", label=label_of(res)),
@@ -157,7 +161,7 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
 
 
 def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
-    chart = cross_hardware_chart(results, t)
+    chart = cross_hardware_chart([res for res, _ in newest_first(results, slugs)], t)   # each machine's answer
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
     return {"lead": compare_lead(results, slugs, t), "chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
             "notices": notices, "alike": None if notices else t("compare_intro"),
@@ -197,7 +201,7 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
     traces, rows, csv, names = [], [], [], []
     for i, res in enumerate(have):
         ran = [x for x in res.runtimes if x.latency]
-        label = res.rows.run.get("display_label", res.rows.run["label"])
+        label = res.rows.run["label"]   # one run per machine here (its answer), so the label alone names it
         names += [x.rows.title for x in ran if x.rows.title not in names]
         traces.append({"type": "scatter", "mode": "markers", "name": label, "y": [x.rows.title for x in ran],
                        "x": [_r(x.latency["p95"]) for x in ran],

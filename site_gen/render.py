@@ -15,7 +15,7 @@ from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
 from .history import groups as history_groups, history_link, history_page, history_slugs
-from .home import compare_page, cross_hardware_chart, home_page, study_page
+from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
 from .i18n import LANGUAGES, Translator
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame, slugify
 from .verdicts_json import verdicts_document
@@ -113,7 +113,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             chart = make(res, t_en)
             if chart:
                 _write(out / "data" / slug / f"{chart.chart_id}.csv", _csv(chart.csv_rows, CSV_HEADERS[chart.chart_id]))
-    chart = cross_hardware_chart(results, t_en)
+    chart = cross_hardware_chart([res for res, _ in newest_first(results, slugs)], t_en)
     if chart:
         _write(out / "data" / "cross-hardware.csv", _csv(chart.csv_rows, CSV_HEADERS["cross-hardware"]))
 

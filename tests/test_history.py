@@ -120,3 +120,19 @@ def test_the_chinese_history_page_shows_no_english_string(history_site):
         assert "歷次執行" in text
         assert not [s for s in english_only if s in text]
         assert not re.search(r"\b(slower|faster|runs of this machine|answer)\b", text)
+
+
+def test_the_home_page_answers_with_each_machines_newest_complete_run(published_site):
+    """The committed CPU machine has two runs: the home page, the root page and the feed give its answer once (the
+    newest run, at the label's own URL); the machines list still names both runs."""
+    import re
+    home = (published_site / "en" / "index.html").read_text(encoding="utf-8")
+    glance = re.search(r'<ul class="glance">(.*?)</ul>', home, re.S).group(1)
+    assert glance.count("hardware/cpu-epyc-2core/index.html") == 1
+    assert "hardware/cpu-epyc-2core-2/index.html" not in glance
+    assert home.count('<article class="card') == 3          # the quick run, the CPU machine, the H200
+    assert "hardware/cpu-epyc-2core-2/index.html" in home    # the earlier run, under the machine's runs
+    root = (published_site / "index.html").read_text(encoding="utf-8")
+    assert "cpu-epyc-2core-2/" not in root
+    answer = json.loads((published_site / "data" / "cpu-epyc-2core" / "verdicts.json").read_text())
+    assert answer["source"] == "cpu-epyc-2core-2.duckdb"

@@ -92,7 +92,7 @@ def test_collect_interrupt_resume_and_build_from_a_bucket_equal_to_disk(s3, tmp_
 
 def test_build_uses_its_cache_until_the_object_changes(s3, tmp_path):
     client, bucket = s3
-    cpu, gpu = COMMITTED_RUNS
+    cpu, gpu = COMMITTED_RUNS[0], COMMITTED_RUNS[-1]
     client.upload_file(str(cpu), bucket, "p/cpu.duckdb")
     from rtreport.storage import fetch_folder
     first = fetch_folder(f"s3://{bucket}/p")
