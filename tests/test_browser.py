@@ -170,8 +170,10 @@ def test_no_chart_table_or_legend_overflows(server, browser, site, lang, width, 
 def test_the_first_screen_of_home_answers_for_every_machine(server, browser, site, lang, width, height):
     page, _ = _open(browser, f"{server}/{lang}/index.html", width, height)
     items = page.locator("ul.glance li")
-    machines = len(list((Path(site) / lang / "hardware").iterdir()))
-    assert items.count() == machines
+    # one line per machine (its answer: a machine measured twice has two pages, one line)
+    import json
+    machines = {json.loads(f.read_text())["machine"] for f in (Path(site) / "data").glob("*/verdicts.json")}
+    assert items.count() == len(machines) < len(list((Path(site) / lang / "hardware").iterdir()))
     for i in range(items.count()):
         box = items.nth(i).bounding_box()
         text = items.nth(i).inner_text()
