@@ -6,7 +6,7 @@ from pathlib import Path
 from rtreport import integrity
 from rtreport.errors import UserError
 
-from .load import _current_schema, duckdb_problem
+from .load import duckdb_problem, open_run_file
 
 
 def check_file(path: Path, echo) -> int:
@@ -14,14 +14,8 @@ def check_file(path: Path, echo) -> int:
     import duckdb
 
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such file")
+    con = open_run_file(path)
     try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as e:
-        raise UserError(duckdb_problem(path, e)) from None
-    try:
-        con = _current_schema(con, path)
         runs = [(label, status, integrity.verify(con, run_id)) for run_id, label, status in con.execute(
             "SELECT run_id, label, status FROM runs ORDER BY started_at, run_id").fetchall()]
     except duckdb.Error as e:

@@ -67,6 +67,26 @@ class RunRows:
         return next((r for r in self.runtimes if r.runtime_id == runtime_id), None)
 
 
+def open_run_file(path: Path):
+    """A collect file opened read-only, in the current schema (older schemas upgraded in memory); one clear line
+    (UserError) for a missing or unreadable one. The caller closes it."""
+    import duckdb
+
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as e:
+        raise UserError(duckdb_problem(path, e)) from None
+    try:
+        return _current_schema(con, path)
+    except BaseException as e:
+        con.close()
+        if isinstance(e, duckdb.Error):
+            raise UserError(duckdb_problem(path, e)) from None
+        raise
+
+
 def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
     """Every run in one collect file; bad input raises UserError with one clear line.
 
@@ -75,14 +95,8 @@ def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
     import duckdb
 
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"{path}: no such file")
+    con = open_run_file(path)
     try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as e:
-        raise UserError(duckdb_problem(path, e)) from None
-    try:
-        con = _current_schema(con, path)
         ids = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY started_at, run_id").fetchall()]
         verdicts = {run_id: integrity.verify(con, run_id) for run_id in ids}
         damaged = [v for v in verdicts.values() if v.damaged]
