@@ -11,6 +11,7 @@ import argparse
 import numpy as np
 
 from collect.costs import copy_floor
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def main():
@@ -18,6 +19,7 @@ def main():
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--db", default=None, help="a collect file: print each runtime's P50 over the floor")
     a = ap.parse_args()
+    print(fingerprint(), flush=True)
     seconds = copy_floor(a.samples)
     if seconds is None:
         raise SystemExit("needs a CUDA GPU")

@@ -15,9 +15,11 @@ from collect import costs, paths
 from collect.artifacts import Artifacts
 from collect.model_input import load_model
 from collect.registry import all_runtimes
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def main():
+    print(fingerprint(), flush=True)
     import onnxruntime as ort
     import torch
     print(f"torch {torch.__version__} cuda {torch.cuda.is_available()} {torch.cuda.get_device_name(0)}")

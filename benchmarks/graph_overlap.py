@@ -26,10 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from collect import paths  # noqa: E402
 from collect.agent.protocol import OBSERVATION_SHAPE  # noqa: E402
 from collect.artifacts import Artifacts  # noqa: E402
-from collect.engine import open_slots, overlap_differences  # noqa: E402
+from collect.play.engine import open_slots, overlap_differences  # noqa: E402
 from collect.model_input import load_model  # noqa: E402
 from collect.registry import all_runtimes  # noqa: E402
 from collect.runners.torch_runner import TorchRunner  # noqa: E402
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 RUNTIMES = "torch-cuda-fp32,torch-cuda-fp16,torch-cuda-fp32-graph,torch-cuda-fp16-graph,torch-cuda-fp16-compile"
 
@@ -58,6 +59,7 @@ def main() -> int:
     ap.add_argument("--captures", default="own,default",
                     help="which captures of the PyTorch slot graphs: own (each slot's stream), default, or both")
     args = ap.parse_args()
+    print(fingerprint(), flush=True)
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="graph-overlap-")), model.onnx_source())
     specs = {s.id: s for s in all_runtimes()}

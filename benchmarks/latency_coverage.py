@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -37,24 +35,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from rtreport import latency_stats as ls  # noqa: E402
 from rtreport import stats  # noqa: E402
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 RUNTIMES = {"reference": (0.35e-3, 1.0), "graph": (0.08e-3, 0.2), "eager": (0.30e-3, 1.0)}  # base s, host sensitivity
 STEP = 0.76 / 0.35
 PROTOCOL_ROUNDS, REPEAT_ROUNDS = 10, 5
 Z95 = 1.6448536
-
-
-def fingerprint() -> str:
-    model = "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        model = platform.processor() or "?"
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"machine: {model}, {os.cpu_count()} cores, 1-min load at start {load:.2f}, Python {platform.python_version()}"
 
 
 def ar1(rng, n_series: int, n: int, phi: float, sd: np.ndarray) -> np.ndarray:
@@ -157,9 +143,9 @@ def main(argv=None) -> None:
     ap.add_argument("--machines", type=int, default=None)
     ap.add_argument("--seed", type=int, default=20261201)
     args = ap.parse_args(argv)
+    print(fingerprint(), flush=True)
     machines = args.machines or (40 if args.quick else 240)
     samples, resamples = (400, 100) if args.quick else (2000, 200)
-    print(fingerprint())
     print(f"{machines} simulated machines, {samples} samples per round, next repeat of {REPEAT_ROUNDS} rounds; "
           f"coverage of the 95 % interval: next repeat's estimate / true value")
     rng = np.random.default_rng(args.seed)

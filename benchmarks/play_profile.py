@@ -31,13 +31,14 @@ from collect import paths  # noqa: E402
 from collect.agent.shipped import load_seeds  # noqa: E402
 from collect.artifacts import Artifacts  # noqa: E402
 from collect.model_input import load_model  # noqa: E402
-from collect.play_pool import Players, Task  # noqa: E402
+from collect.play import Players, Task  # noqa: E402
 from collect.registry import all_runtimes  # noqa: E402
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def _child(initargs, tasks, barrier, results) -> None:
-    from collect import play_pool
-    from collect.engine import RuntimeFault, play_tasks
+    from collect.play import worker as play_pool
+    from collect.play.engine import RuntimeFault, play_tasks
     try:
         play_pool._init(*initargs)
         runners = {k: v for k, v in play_pool._worker.items() if k != "__envs__"}
@@ -119,6 +120,7 @@ def main() -> int:
     ap.add_argument("--step-cap", type=int, default=300)
     ap.add_argument("--mps", action="store_true", help="the processes share the GPU through a private MPS daemon")
     args = ap.parse_args()
+    print(fingerprint(), flush=True)
     shadows = tuple(s for s in args.shadows.split(",") if s)
     specs = {s.id: s for s in all_runtimes()}
     unknown = [rid for rid in (args.driver, *shadows) if rid not in specs]

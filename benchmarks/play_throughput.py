@@ -28,10 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from collect import paths  # noqa: E402
 from collect.agent.shipped import load_seeds  # noqa: E402
 from collect.artifacts import Artifacts  # noqa: E402
-from collect.engine import open_slots  # noqa: E402
+from collect.play.engine import open_slots  # noqa: E402
 from collect.model_input import load_model  # noqa: E402
-from collect.play_pool import Players, Task  # noqa: E402
+from collect.play import Players, Task  # noqa: E402
 from collect.registry import all_runtimes  # noqa: E402
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def main() -> int:
@@ -46,6 +47,7 @@ def main() -> int:
                     help='JSON {runtime id: {seed: [actions]}} of stored episodes (e.g. from a committed file\'s '
                          '"episodes" rows): every config\'s episodes of the driver must replay them')
     args = ap.parse_args()
+    print(fingerprint(), flush=True)
     shadows = tuple(s for s in args.shadows.split(",") if s)
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="play-throughput-")), model.onnx_source())

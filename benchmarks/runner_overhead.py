@@ -19,6 +19,7 @@ from collect import measure, paths
 from collect.artifacts import Artifacts
 from collect.model_input import load_model
 from collect.registry import all_runtimes
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def hand_loop(runner, states, samples):
@@ -88,6 +89,7 @@ def main():
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--blocks", type=int, default=5, help="alternating harness/hand blocks per runtime")
     a = ap.parse_args()
+    print(fingerprint(), flush=True)
     model = load_model(paths.AGENT_WEIGHTS)
     states = np.load(paths.FIXED_STATES)
     wanted = a.runtimes.split(",") if a.runtimes else None

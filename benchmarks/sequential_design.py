@@ -21,6 +21,7 @@ import numpy as np
 
 from rtreport import after_stopping, sequential
 from rtreport.gates import Gates
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def observed(db: str) -> dict:
@@ -145,6 +146,7 @@ def main():
     ap.add_argument("--runs", type=int, default=None, help="simulated runs per row (default 100,000; --quick 10,000)")
     ap.add_argument("--quick", action="store_true", help="10,000 runs per row, 300 for the estimate (about 20 s)")
     a = ap.parse_args()
+    print(fingerprint(), flush=True)
     if not Path(a.db).is_file():
         raise SystemExit(f"no such collect file: {a.db}")
     n = a.runs or (10_000 if a.quick else 100_000)

@@ -22,6 +22,7 @@ from collect import paths  # noqa: E402
 from collect.artifacts import Artifacts  # noqa: E402
 from collect.model_input import load_model  # noqa: E402
 from collect.registry import all_runtimes  # noqa: E402
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def main() -> int:
@@ -29,6 +30,7 @@ def main() -> int:
     ap.add_argument("file", type=Path)
     ap.add_argument("--runtimes", required=True, help="comma-separated runtime ids")
     args = ap.parse_args()
+    print(fingerprint(), flush=True)
     import duckdb
     try:
         con = duckdb.connect(str(args.file), read_only=True)

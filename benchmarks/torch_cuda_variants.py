@@ -26,6 +26,7 @@ from collect.model_input import load_model  # noqa: E402
 from collect.runners import torch_runner  # noqa: E402
 from collect.registry import Runtime  # noqa: E402
 from collect.runners.torch_runner import TorchRunner  # noqa: E402
+from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 
 def graph_device_ms(runner, replays: int = 1000) -> float:
@@ -67,6 +68,7 @@ def main():
     ap.add_argument("--autotune", action="store_true", help="also Inductor's max-autotune-no-cudagraphs")
     ap.add_argument("--kernels", action="store_true", help="list the kernels of one eager and one compiled FP32 decision")
     a = ap.parse_args()
+    print(fingerprint(), flush=True)
     import torch
     if not torch.cuda.is_available():
         raise SystemExit("needs a CUDA GPU")

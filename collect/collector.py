@@ -18,15 +18,14 @@ import numpy as np
 from rtreport import schema
 from rtreport.gates import Gates
 
-from . import costs, engine, measure, provenance
+from . import costs, measure, provenance
 from .agent.network import sha256_file
 from .agent.protocol import EVAL_EPSILON, protocol_settings
 from .agent.shipped import load_seeds
 from .artifacts import Artifacts
 from .model_input import ModelSource
 from .paths import FIXED_STATES, shown
-from .play import Design, PlayPhase
-from .play_pool import Players, auto_slots, auto_workers
+from .play import Design, PlayPhase, Players, auto_slots, auto_workers, engine
 from .progress import Silent
 from .registry import Runtime, all_runtimes, reference_runtime_id
 from .rounds import ROUND_ORDER_SEED, Rounds
@@ -113,7 +112,9 @@ class Collector:
         stored = dict(self.store.con.execute("SELECT runtime_id, status FROM runtimes WHERE run_id = ?",
                                              [self.store.run_id]).fetchall())
         for spec in self.specs:
-            if self.reasons[spec.id] and stored.get(spec.id) != "available":
+            # a resumed run keeps a reason it stored (the machine that started the run may have said more, e.g.
+            # TensorRT-RTX's refusal of this GPU, where this one lacks the library)
+            if self.reasons[spec.id] and stored.get(spec.id) not in ("available", "unavailable"):
                 self._record(spec, "unavailable", self.reasons[spec.id])
         todo = [s for s in self.specs if not self.reasons[s.id] and stored.get(s.id) != "failed"]
         todo.sort(key=lambda s: s.id != self.reference)
@@ -234,7 +235,8 @@ class Collector:
 
     def _energy(self, rid: str) -> None:
         with self.ui.phase(f"{rid}: energy per decision", 1) as tick:
-            rows = costs.energy(self.runners[rid], self.states, self.cuda_index)
+            rows, self._idle = costs.energy(self.runners[rid], self.states, self.cuda_index,
+                                            idle=getattr(self, "_idle", None))
             tick(1)
         if rows:
             self.store.add_costs(rid, resources=rows)

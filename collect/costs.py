@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-ENERGY_SECONDS = 3.0      # batch=1 decisions per runtime for the energy counter (and as long idle before)
+ENERGY_SECONDS = 2.0      # batch=1 decisions per runtime for the energy counter
+IDLE_SECONDS = 3.0        # the GPU idle before the first runtime's decisions: its idle power, once per session
 KERNEL_DECISIONS = 200    # decisions profiled per runtime
 
 
@@ -98,16 +99,22 @@ def kernel_rows(runner, states: np.ndarray, decisions: int = KERNEL_DECISIONS) -
     return [(name, kind, calls, total) for (name, kind), (calls, total) in sorted(totals.items())], decisions
 
 
-def energy(runner, states: np.ndarray, cuda_index: int, seconds: float = ENERGY_SECONDS) -> list | None:
-    """[(kind, value, unit, method)]: joules per decision, idle and busy power, from NVML's energy counter."""
+def energy(runner, states: np.ndarray, cuda_index: int, seconds: float = ENERGY_SECONDS,
+           idle: tuple | None = None) -> tuple[list | None, tuple | None]:
+    """([(kind, value, unit, method)], idle): joules per decision, idle and busy power, from NVML's energy counter.
+    ``idle``: (watts, when) measured by an earlier call of this session, else measured here over ``IDLE_SECONDS``
+    (issue #26: once per session instead of before every runtime); returned for the next call."""
     nvml, handle = _nvml(cuda_index)
     if nvml is None:
-        return None
+        return None, idle
     try:
         counter = nvml.nvmlDeviceGetTotalEnergyConsumption   # millijoules since the driver loaded
         views = [states[i:i + 1] for i in range(len(states))]
-        e0, t0 = counter(handle), time.perf_counter()
-        time.sleep(seconds)
+        if idle is None:
+            e0, t0 = counter(handle), time.perf_counter()
+            time.sleep(IDLE_SECONDS)
+            idle = ((counter(handle) - e0) / 1e3 / (time.perf_counter() - t0), time.strftime("%H:%M:%S UTC",
+                                                                                           time.gmtime()))
         e1, t1 = counter(handle), time.perf_counter()
         n = 0
         while time.perf_counter() - t1 < seconds:
@@ -115,14 +122,14 @@ def energy(runner, states: np.ndarray, cuda_index: int, seconds: float = ENERGY_
             n += 1
         e2, t2 = counter(handle), time.perf_counter()
     except Exception as e:
-        return [("energy_error", 0.0, "", f"NVML: {type(e).__name__}: {e}")]
-    idle_w = (e1 - e0) / 1e3 / (t1 - t0)
-    busy_w = (e2 - e1) / 1e3 / (t2 - t1)
-    method = f"NVML total energy counter over {seconds:g} s of batch=1 decisions, after {seconds:g} s idle"
+        return [("energy_error", 0.0, "", f"NVML: {type(e).__name__}: {e}")], idle
+    idle_w, busy_w = idle[0], (e2 - e1) / 1e3 / (t2 - t1)
+    method = (f"NVML total energy counter over {seconds:g} s of batch=1 decisions; idle power over {IDLE_SECONDS:g} s "
+              f"with the GPU idle, once per session (at {idle[1]})")
     return [("energy_per_decision", (e2 - e1) / 1e3 / n, "J", method),
             ("energy_above_idle_per_decision", max(0.0, (busy_w - idle_w) * (t2 - t1) / n), "J", method),
             ("idle_power", idle_w, "W", method), ("busy_power", busy_w, "W", method),
-            ("energy_decisions", float(n), "decisions", method)]
+            ("energy_decisions", float(n), "decisions", method)], idle
 
 
 def copy_floor(samples: int = 2000) -> list[float] | None:

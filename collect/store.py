@@ -153,6 +153,15 @@ class RunStore:
                 self.con.execute("INSERT INTO resources VALUES (?, ?, ?, ?, ?, ?)",
                                  [self.run_id, runtime_id, kind, float(value), unit, method])
 
+    def add_play_time(self, look: int, per_process: dict) -> None:
+        """Each play process's running time totals at the end of ``look`` (``collect.play.timing``)."""
+        from .play.timing import look_rows
+        rows = look_rows(self.run_id, self.session, look, per_process)
+        with self._write():
+            self.con.execute("DELETE FROM play_time WHERE run_id = ? AND session = ? AND look = ?",
+                             [self.run_id, self.session, look])
+            self.con.executemany("INSERT INTO play_time VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
     def add_floor(self, kind: str, seconds: list[float]) -> None:
         with self._write():
             self.con.execute("INSERT INTO floors SELECT ?, ?, UNNEST(range(len(s))), UNNEST(s) "

@@ -91,11 +91,19 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
     "repeat_state_q": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("repeat", "INTEGER"),
                         ("state_index", "INTEGER"), ("q_values", "FLOAT[]"), ("action", "INTEGER")],
                        ("run_id", "runtime_id", "repeat", "state_index")),
+    # … and where play's time went: each play process's running totals at the end of each look (collect.play.timing;
+    # process 0 is the main process), so a look's share is the difference between two looks' rows.
+    "play_time": ([("run_id", "VARCHAR"), ("session", "INTEGER"), ("look", "INTEGER"), ("process", "INTEGER"),
+                   ("component", "VARCHAR"), ("calls", "BIGINT"), ("seconds", "DOUBLE")],
+                  ("run_id", "session", "look", "process", "component")),
 }
 # Tables of each older schema version (a file of that version must hold them all).
 V1_TABLES = ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
-V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q")]
+V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q", "play_time")]
 OLD_TABLES = {1: V1_TABLES, 2: V2_TABLES}
+# Tables added to schema 3 after files of it were published: a file may lack them (``add_missing_tables`` makes
+# them when collect writes to it again); nothing the site shows depends on them.
+LATER_V3_TABLES = ("play_time",)
 
 
 def seeds_sha256(seeds) -> str:
@@ -226,7 +234,7 @@ def _from_v1(mem) -> None:
 
 
 def _from_v2(mem) -> None:
-    """Schema 2 is schema 3 without the repeats' tables."""
+    """Schema 2 is schema 3 without the repeats' tables and ``play_time``."""
     for table in V2_TABLES:
         if table != "meta":
             mem.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")

@@ -140,7 +140,7 @@ def _current_schema(con, path: Path):
     if version < 1:
         raise UserError(f"{path} has no valid schema version")
     wanted = list(schema.TABLES) if version == schema.SCHEMA_VERSION else schema.OLD_TABLES[version]
-    missing = [t for t in wanted if t not in tables]
+    missing = [t for t in wanted if t not in tables and t not in schema.LATER_V3_TABLES]
     if missing:
         raise UserError(f"{path} is an rtreport file without its {', '.join(missing)} table"
                         f"{'s' * (len(missing) > 1)}: damaged or edited by hand")

@@ -16,7 +16,7 @@ from rtreport.cli import main
 from collect.collect_command import run_collect
 from collect.model_input import load_model
 from collect.agent.network import QNetwork, export_onnx
-from collect.play_pool import Players, Task, auto_workers
+from collect.play import Players, Task, auto_workers
 from collect.registry import Runtime, all_runtimes
 from conftest import ctrl_c_at_game
 
@@ -383,7 +383,7 @@ sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
 from collect import paths
 from collect.artifacts import Artifacts
 from collect.model_input import load_model
-from collect.play_pool import Players
+from collect.play import Players
 from collect.registry import all_runtimes
 if __name__ == "__main__":  # the workers are spawned: they import this file
     model = load_model(paths.AGENT_WEIGHTS)

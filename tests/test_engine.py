@@ -9,9 +9,9 @@ import pytest
 from collect import measure, paths
 from collect.agent.protocol import make_eval_env
 from collect.artifacts import Artifacts
-from collect.engine import in_task_order, open_slots, overlap_differences, play_tasks
+from collect.play.engine import in_task_order, open_slots, overlap_differences, play_tasks
 from collect.model_input import load_model
-from collect.play_pool import Players, Task
+from collect.play import Players, Task
 from collect.registry import all_runtimes
 from collect.runners.base import Runner
 from test_play import Nudged, _nudged

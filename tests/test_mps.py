@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from collect import paths
 from collect.mps import MpsDaemon
-from collect.play_pool import Players, Task
+from collect.play import Players, Task
 from collect.progress import Lines
 from conftest import COMMITTED_RUNS
 from rtreport.cli import main

@@ -1,6 +1,7 @@
 """The play phase on the CPU with real games: shadow agreement, the reuse rule (an episode established by
 construction is the episode really replayed), resume after Ctrl-C, and the machine-readable verdicts."""
 import json
+import shutil
 from dataclasses import replace
 
 import duckdb
@@ -184,7 +185,7 @@ def test_the_pipelined_looks_store_the_same_games_whatever_order_they_end_in(tmp
 def test_the_check_seeds_own_games_start_with_the_look(tmp_path, nudged_runtimes, monkeypatch):
     """Nobody shadows a candidate on the first check_seeds seeds, so its own game there waits for no other game:
     all of them start before any game of the look has ended (before, they ran one candidate after another)."""
-    from collect.play_pool import Players
+    from collect.play import Players
     real_put, real_next, log = Players.put, Players.next_result, []
     monkeypatch.setattr(Players, "put", lambda self, key, task: (log.append(("put", task)), real_put(self, key, task)))
     monkeypatch.setattr(Players, "next_result", lambda self: (log.append(("end", None)), real_next(self))[1])
@@ -258,7 +259,7 @@ def test_games_started_ahead_for_a_look_that_never_comes_are_not_stored(tmp_path
     monkeypatch.setattr(collect_command, "QUICK", replace(collector.QUICK, looks=(2, 5), check_seeds=1,
                                                           episode_step_cap=200))
     started = []
-    from collect.play_pool import Players
+    from collect.play import Players
     real_put = Players.put
     monkeypatch.setattr(Players, "put", lambda self, key, task: (started.append(task), real_put(self, key, task)))
     out = tmp_path / "a.duckdb"
@@ -269,3 +270,25 @@ def test_games_started_ahead_for_a_look_that_never_comes_are_not_stored(tmp_path
     assert sorted(s for (s,) in _rows(out, "SELECT seed FROM episodes WHERE runtime_id = 'torch-cpu-fp32'")) == \
         sorted(seeds[:2])
     assert {s for (s,) in _rows(out, "SELECT seed FROM shadow")} <= set(seeds[:2])
+
+
+def test_resume_keeps_a_stored_unavailable_reason(quick_run, tmp_path):
+    """A run resumed on a machine with fewer libraries keeps what the machine that started it said about a runtime
+    it could not run (issue #26): here the stored reason of a TensorRT runtime against this machine's "not
+    installed"."""
+    copy = tmp_path / "resumed.duckdb"
+    shutil.copy(quick_run, copy)
+    con = duckdb.connect(str(copy))
+    run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
+    rid, here = con.execute("SELECT runtime_id, reason FROM runtimes WHERE status = 'unavailable' "
+                            "AND runtime_id LIKE 'trt-%' ORDER BY runtime_id LIMIT 1").fetchone()
+    said = "TensorRT-RTX cannot execute this plan on compute capability 9.0 (the machine that started the run)"
+    con.execute("UPDATE runtimes SET reason = ? WHERE runtime_id = ?", [said, rid])
+    con.execute("UPDATE runs SET status = 'incomplete'")
+    integrity.record(con, run_id)
+    con.close()
+    result = CliRunner().invoke(main, ["collect", "--resume", str(copy), "--artifacts", str(tmp_path / "a")])
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(str(copy), read_only=True)
+    assert con.execute("SELECT reason FROM runtimes WHERE runtime_id = ?", [rid]).fetchone() == (said,) != (here,)
+    assert con.execute("SELECT status FROM runs").fetchone() == ("complete",)

@@ -86,3 +86,50 @@ def test_an_episode_on_a_fixed_seed_repeats_exactly(shipped_model, seed):
     assert first.steps > 100
     assert (first.score, first.steps, first.truncated, first.actions) == \
            (second.score, second.steps, second.truncated, second.actions)
+
+
+def _same_game(a, b, seed: int, choose, steps: int = 20_000) -> tuple[int, bool, bool]:
+    """Steps both envs with the same actions until the game ends; every observation, reward and flag equal."""
+    obs_a, _ = a.reset(seed=seed)
+    obs_b, _ = b.reset(seed=seed)
+    np.testing.assert_array_equal(obs_a, obs_b)
+    assert obs_b.dtype == np.uint8 and obs_b.shape == protocol.OBSERVATION_SHAPE
+    for n in range(steps):
+        action = choose(obs_b)
+        ra, rb = a.step(action), b.step(action)
+        np.testing.assert_array_equal(ra[0], rb[0], err_msg=f"seed {seed}, step {n}")
+        assert (ra[1], ra[2], ra[3]) == (rb[1], rb[2], rb[3]), (seed, n)
+        if ra[2] or ra[3]:
+            return n + 1, bool(ra[2]), bool(ra[3])
+    raise AssertionError("the game did not end")
+
+
+def test_play_env_is_the_protocol_env_bit_for_bit():
+    """collect.agent.direct_env (play's env) against gymnasium's chain (make_eval_env): whole games of the shipped
+    agent and of FIRE-heavy random actions, and games cut by the frame limit inside a frame skip (the limit at 202
+    frames ends the 51st step after its 2nd frame, where gymnasium keeps the previous screens)."""
+    from collect.agent import shipped
+    from collect.agent.direct_env import DirectEvalEnv
+
+    q = shipped.torch_q_function(shipped.shipped_model())
+    rng = np.random.default_rng(0)
+    ends = []
+    a, b = protocol.make_eval_env(), DirectEvalEnv()
+    try:
+        assert b.action_space.n == a.action_space.n
+        for seed in (0, 2**31 + 5, 123_457):
+            ends.append(_same_game(a, b, seed, lambda obs: int(rng.choice(4, p=[0.2, 0.4, 0.2, 0.2]))))
+        policy = protocol.EpisodePolicy(11)
+        steps, terminated, _ = _same_game(a, b, 11, lambda obs: policy.act(q(obs)))
+        assert terminated and steps > 500
+    finally:
+        a.close()
+        b.close()
+    assert all(terminated for _, terminated, _ in ends)
+    a, b = protocol.make_eval_env(max_episode_frames=202), DirectEvalEnv(max_episode_frames=202)
+    try:
+        steps, terminated, truncated = _same_game(a, b, 5, lambda obs: 1)
+        assert (steps, terminated, truncated) == (51, False, True)
+    finally:
+        a.close()
+        b.close()

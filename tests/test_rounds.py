@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from collect import collect_command, collector, measure as measure_module, paths, play, rounds
 from collect.conditions import cpu_jiffies, decayed_load, first_readings, flags, mean_mhz
-from collect.play_pool import Players
+from collect.play import Players
 from collect.collect_command import run_collect
 from collect.store import RunStore
 from conftest import ctrl_c_at_game

@@ -79,8 +79,10 @@ def quiet_emulator() -> None:
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
 
 
-def make_eval_env():
-    """The single-game environment used for fixed states and play (gymnasium + ale-py)."""
+def make_eval_env(max_episode_frames: int = MAX_EPISODE_FRAMES):
+    """The single-game environment of the protocol (gymnasium + ale-py): the fixed states' harvest uses it, and play
+    uses ``direct_env.DirectEvalEnv``, the same ALE calls without gymnasium's layers. ``max_episode_frames`` other
+    than the protocol's only in tests."""
     import ale_py
     import gymnasium as gym
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
@@ -92,7 +94,7 @@ def make_eval_env():
         frameskip=1,  # AtariPreprocessing skips, so that it can max-pool the last two frames
         repeat_action_probability=STICKY_ACTION_PROBABILITY,
         full_action_space=False,
-        max_num_frames_per_episode=MAX_EPISODE_FRAMES,
+        max_num_frames_per_episode=max_episode_frames,
     )
     env = AtariPreprocessing(
         env,

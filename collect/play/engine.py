@@ -19,8 +19,9 @@ from collections import deque
 
 import numpy as np
 
-from . import measure
-from .agent.protocol import OBSERVATION_SHAPE
+from .. import measure
+from ..agent.protocol import OBSERVATION_SHAPE
+from .timing import timed_runners
 
 SELF_CHECK_ROUNDS = 64
 
@@ -90,8 +91,8 @@ def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) 
     return differing
 
 
-def play_tasks(runners: dict, envs: list, tasks):
-    """Play ``tasks`` (``play_pool.Task``) in ``len(envs)`` slots; yields (key, result), result being (Episode,
+def play_tasks(runners: dict, envs: list, tasks, timings=None):
+    """Play ``tasks`` (``worker.Task``) in ``len(envs)`` slots; yields (key, result), result being (Episode,
     seconds, {runtime id: Shadow}, margin counts) or the task's ``RuntimeFault``, in the order the games end.
     ``runners``: {runtime id: prepared runner, or the reason it could not be prepared (str)}. ``tasks``: a list
     (keys: positions in it), or a callable ``next_task(block)`` giving (key, task), or None when there is none
@@ -100,8 +101,10 @@ def play_tasks(runners: dict, envs: list, tasks):
 
     Each slot decides as soon as its previous decision is in: the engine takes the oldest slot whose decisions are
     all done (else waits for the oldest), advances its game and submits that slot's next decisions at once, so
-    the GPU always holds every game's next decision while this process steps the emulators."""
+    the GPU always holds every game's next decision while this process steps the emulators. ``timings``
+    (``timing.Timings``): each runtime's submit/ready/fetch add to it."""
     open_slots(runners, len(envs))
+    runners = timed_runners(runners, timings)
     if callable(tasks):
         next_task = tasks
     else:

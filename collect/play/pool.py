@@ -16,98 +16,17 @@ worker that dies (a native crash, the OOM killer) raises ``BrokenProcessPool`` w
 from __future__ import annotations
 
 import multiprocessing
-import os
 import queue as queues
-import traceback
+import time
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 
+from ..agent.direct_env import DirectEvalEnv
 from .engine import RuntimeFault, in_task_order, play_tasks
+from .timing import Timings
+from .worker import Task, _serve
 
-_worker: dict = {}
-
-
-@dataclass(frozen=True)
-class Task:
-    driver: str
-    shadows: tuple
-    seed: int
-    step_cap: int | None
-    until_first_flip: bool = False
-
-
-def auto_workers(devices, num_tasks: int, slots: int = 1) -> int:
-    """How many processes play when the user does not say. CPU runtimes only: one, since parallel games would
-    compete with the runtimes' own threads for the cores. GPU runtimes: with one game per process, one process
-    per two cores (at most 8), as more only time-slice the GPU; with several games in flight per process, the
-    emulator and Python bound each process, so one per core (at most 16; benchmarks/play_throughput.py)."""
-    if "cuda" not in set(devices):
-        return 1
-    cores = os.cpu_count() or 1
-    most = min(16, cores) if slots > 1 else min(8, cores // 2)
-    return max(1, min(num_tasks, most))
-
-
-def auto_slots(devices) -> int:
-    """How many games each play process keeps in flight when the user does not say. GPU runtimes: 16, so that
-    eager PyTorch CUDA decisions overlap on the GPU (``engine``); CPU runtimes: 1, as a CPU runtime decides each
-    slot in turn anyway."""
-    return 16 if "cuda" in set(devices) else 1
-
-
-def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots, mps_env=None):
-    from .interrupts import ignore_stop_signals
-    ignore_stop_signals()
-    os.environ.update(mps_env or {})  # a client of the run's MPS daemon (collect.mps), before anything starts CUDA
-    from .agent.protocol import make_eval_env
-    from .artifacts import Artifacts
-    from .model_input import load_model
-    from .registry import all_runtimes
-
-    model = load_model(model_path)
-    artifacts = Artifacts(artifacts_folder, model.onnx_source(), made)
-    specs = {s.id: s for s in all_runtimes()}
-    for rid in runtime_ids:
-        try:
-            runner = specs[rid].make(model, artifacts, cuda_index)
-            runner.reuse(worker_args.get(rid, {}))
-            runner.prepare()
-            _worker[rid] = runner.for_play()
-        except BaseException as e:  # recorded: tasks that need this runtime report it
-            _worker[rid] = f"play worker could not prepare it: {type(e).__name__}: {e}"
-    _worker["__envs__"] = [make_eval_env() for _ in range(slots)]
-
-
-def _serve(tasks, results, *initargs) -> None:
-    """A worker: prepare (``_init``), say so, play tasks from ``tasks`` until the stop mark (None), each result put
-    on ``results`` as its game ends."""
-    parent = os.getppid()
-    try:
-        _init(*initargs)
-        results.put(("ready", os.getpid(), None))
-        stopping = False
-
-        def next_task(block):
-            nonlocal stopping
-            while not stopping:
-                try:
-                    item = tasks.get(timeout=1.0) if block else tasks.get_nowait()
-                except queues.Empty:
-                    if not block:
-                        return None
-                    # a main process killed outright (SIGKILL) never sends the stop mark: end with it
-                    stopping = os.getppid() != parent
-                    continue
-                stopping = item is None
-                return item
-            return None
-
-        runners = {k: v for k, v in _worker.items() if k != "__envs__"}
-        for key, result in play_tasks(runners, _worker["__envs__"], next_task):
-            results.put(("done", key, result))
-    except BaseException:  # not a runtime's fault (those are results): the pool cannot go on
-        results.put(("error", os.getpid(), traceback.format_exc(limit=8)))
+__all__ = ["Players", "Task"]
 
 
 class Players:
@@ -134,6 +53,8 @@ class Players:
         self._started: set = set()
         self._abandoned = False
         self.outstanding = 0  # tasks put and not yet answered
+        self.main = Timings()  # this process's play time (all of it when it plays alone)
+        self._times: dict = {}  # worker pid -> its latest ``Timings.snapshot()``
 
     @property
     def mps_wanted(self) -> bool:
@@ -143,7 +64,7 @@ class Players:
         if self.workers > 1:
             env = {}
             if self.mps_wanted:
-                from .mps import MpsDaemon
+                from ..mps import MpsDaemon
                 self.mps = MpsDaemon().__enter__()
                 self.mps.probe()
                 env = self.mps.env
@@ -155,8 +76,8 @@ class Players:
             for process in self._procs:
                 process.start()
         else:
-            from .agent.protocol import make_eval_env
-            self.envs = [make_eval_env() for _ in range(self.slots)]
+            self.envs = [DirectEvalEnv() for _ in range(self.slots)]
+            self.main.watch_envs(self.envs)
             self._local: deque = deque()
             self._engine = None
         return self
@@ -173,10 +94,12 @@ class Players:
         """The next game to end, as (key, result, fault); None when no task is outstanding."""
         if self.outstanding == 0:
             return None
+        t = time.perf_counter()
         if self._procs:
             while (message := self._receive())[0] != "done":
                 pass  # a worker's "ready"
             key, result = message[1:]
+            self.main.add("waiting for results", time.perf_counter() - t)
         else:
             key, result = self._from_here()
         self.outstanding -= 1
@@ -191,7 +114,7 @@ class Players:
                 return item
         # the engine ends when it has nothing in flight and nothing queued: a new one takes what was put since
         self._engine = play_tasks(self.runners, self.envs,
-                                  lambda block: self._local.popleft() if self._local else None)
+                                  lambda block: self._local.popleft() if self._local else None, self.main)
         return next(self._engine)
 
     def _receive(self):
@@ -210,7 +133,15 @@ class Players:
                 raise BrokenProcessPool(f"play process {key} failed: {value.strip().splitlines()[-1]}\n{value}")
             if kind == "ready":
                 self._started.add(key)
+            if kind == "time":
+                self._times[key] = value
+                continue
             return kind, key, value
+
+    def timings(self) -> dict:
+        """{process number: its running totals (``play_timing``)}: 0 this process, 1 … the workers in start order."""
+        numbers = {p.pid: i + 1 for i, p in enumerate(self._procs)}
+        return {0: self.main.snapshot(), **{numbers[pid]: snap for pid, snap in self._times.items() if pid in numbers}}
 
     def abandon(self) -> None:
         """Drop every task outstanding: the workers are stopped rather than left to finish them."""
