@@ -128,8 +128,14 @@ def test_worker_processes_with_slots_play_the_same_games(prepared):
     used = {"torch-cpu-fp32": runners["torch-cpu-fp32"], "ort-cpu-fp32": runners["ort-cpu-fp32"]}
     with Players(used, 2, paths.AGENT_WEIGHTS, artifacts, 0, slots=2) as players:
         results = list(players.run(tasks))
+        times = players.timings()
     assert [t for t, _, _ in results] == tasks and all(f is None for _, _, f in results)
     assert [_plain(r) for _, r, _ in results] == expected
+    # where the time went (collect.play.timing): every game step of both processes counted, by the time of the last result
+    assert set(times) == {0, 1, 2} and times[0]["waiting for results"][0] == len(tasks)
+    assert sum(t["emulator step"][0] for p, t in times.items() if p) == sum(r[0].steps for _, r, _ in results)
+    assert sum(t["ort-cpu-fp32 fetch"][0] for p, t in times.items() if p) >= sum(r[0].steps for _, r, _ in results
+                                                                                 if r[0].steps)
 
 
 def test_progress_lines_wait_for_the_first_wave_of_games_before_estimating():

@@ -103,9 +103,10 @@ def _serve(tasks, results, *initargs) -> None:
 
         runners = {k: v for k, v in _worker.items() if k != "__envs__"}
         for key, result in play_tasks(runners, _worker["__envs__"], next_task, timings):
+            # the totals first: when the main process has this game's result, it has this process's time up to it
             t = time.perf_counter()
+            results.put(("time", pid, timings.snapshot()))
             results.put(("done", key, result))
             timings.add("sending results", time.perf_counter() - t)
-            results.put(("time", pid, timings.snapshot()))
     except BaseException:  # not a runtime's fault (those are results): the pool cannot go on
         results.put(("error", os.getpid(), traceback.format_exc(limit=8)))
