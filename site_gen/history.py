@@ -11,7 +11,7 @@ import math
 from .comparability import BASIS, _value
 from .i18n import Translator
 from .pages import label_of, runtime_order, slugify, verdict_cell
-from .wording import speed_change
+from .wording import speed, speed_change
 
 # (runs column, i18n key): what of the machine's software and hardware may change between runs
 RUN_FIELDS = (("gpu_name", "hist_gpu"), ("gpu_driver", "hist_driver"), ("cuda_version", "hist_cuda"),
@@ -121,8 +121,8 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
             title = r.rows.title
             parts = [verdict_cell(r, res, t)["text"]]
             if r.ratio:
-                parts.append(t("hist_ratio", change=speed_change(r.ratio[0], t), low=speed_change(r.ratio[1], t),
-                               high=speed_change(r.ratio[2], t)))
+                parts.append(t("hist_ratio", speed=speed(dict(zip(("value", "low", "high"), r.ratio)), t,
+                                                         r.rows.runtime_id)))
             if r.latency:
                 parts.append(t("hist_p95", p95=_ms(r.latency["p95"]), low=_ms(r.latency["p95_ci_low"]),
                                high=_ms(r.latency["p95_ci_high"])))

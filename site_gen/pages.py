@@ -93,7 +93,7 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
         return {"css": "none", "text": t("outcome_no-verdict"), "title": "", "reasons": why, "raw": None}
     outcome = r.verdict.outcome
     return {"css": OUTCOME_CSS[outcome], "text": t(f"outcome_{outcome}"), "title": "",
-            "reasons": [gate_reason(g, t) for g in r.verdict.gates], "raw": None}
+            "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates], "raw": None}
 
 
 def machine_title(res: RunResult, t: Translator) -> str:
@@ -119,7 +119,9 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                       action=name(f["action"]), margin=f"{f['reference_margin']:.4f}",
                                       dq=f"{f['max_abs_dq']:.2e}")
              for r in res.runtimes for f in (r.agreement or {}).get("flips", [])]
-    comparisons = [t("comparison_row", candidate=c["candidate"].title, baseline=c["baseline"].title,
+    comparisons = [t("comparison_identical", candidate=c["candidate"].title, baseline=c["baseline"].title,
+                     n=c["paired"]["n"]) if c["paired"]["identical"] == c["paired"]["n"] else
+                   t("comparison_row", candidate=c["candidate"].title, baseline=c["baseline"].title,
                      mean=f"{c['paired']['mean']:+.2f}", low=f"{c['paired']['ci_low']:+.2f}",
                      high=f"{c['paired']['ci_high']:+.2f}", identical=c["paired"]["identical"], n=c["paired"]["n"])
                    for c in res.comparisons]
