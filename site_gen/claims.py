@@ -44,6 +44,9 @@ KINDS = {
     "flips_mostly": ("the pair is more than half of the flips", lambda e: e["share"] > 0.5 and e["largest"]),
     "flips_most_often": ("the pair is the most frequent, at most half of the flips",
                          lambda e: e["share"] <= 0.5 and e["largest"]),
+    # the family of verdicts: the Bonferroni bound over the distinct play tests
+    "family_bound": ("the bound is the number of distinct play tests times the per-verdict error, at most 1",
+                     lambda e: abs(e["bound"] - min(1.0, e["tests"] * e["alpha"])) < TOL and e["tests"] <= e["candidates"]),
     # the recommendation: the fastest (point estimate) of the runtimes that pass all three gates
     "recommend": ("it passes all three gates and has the lowest ratio of those that do",
                   lambda e: e["outcome"] == "deployment-worthy" and e["ratio"] <= min(e["others"], default=e["ratio"])),

@@ -16,6 +16,7 @@ from .costs_view import breakdown_chart, kernels_table, resources_table
 from .describe import banners, contents_text, provenance_rows, scope_text, tf32_text
 from .findings import sentences
 from .i18n import LANGUAGES, Translator
+from .multiplicity import family_text
 from .speed_charts import latency_chart, speed_chart
 from .tables import played_agreement_table, play_test_table, repeats_tables, rounds_table
 from .verdict import Gates
@@ -138,7 +139,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                                     else run["status"]),
         "banners": banners(res, t), "contents": contents_text(res, t), "found": sentences(res, t),
         "toc": [{"id": a, "text": t(k)} for a, k in TOC], "scope": scope_text(res, t),
-        "verdicts": verdicts, "charts": charts, "flips": flips, "comparisons": comparisons,
+        "verdicts": verdicts, "family": family_text(res, t), "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
         "played_intro": t("played_intro"),
         "agreement_intro": t("agreement_intro", states=run.get("settings", {}).get("states", "?"),
