@@ -47,6 +47,8 @@ KINDS = {
     # the family of verdicts: the Bonferroni bound over the distinct play tests
     "family_bound": ("the bound is the number of distinct play tests times the per-verdict error, at most 1",
                      lambda e: abs(e["bound"] - min(1.0, e["tests"] * e["alpha"])) < TOL and e["tests"] <= e["candidates"]),
+    # a runtime singled out as the lowest of a group on some measure
+    "lowest_of": ("its value is the lowest of the group named", lambda e: e["value"] <= min(e["others"]) + TOL),
     # the recommendation: the fastest (point estimate) of the runtimes that pass all three gates
     "recommend": ("it passes all three gates and has the lowest ratio of those that do",
                   lambda e: e["outcome"] == "deployment-worthy" and e["ratio"] <= min(e["others"], default=e["ratio"])),

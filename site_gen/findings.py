@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .analysis import RunResult, RuntimeResult, head_to_head
 from . import claims
+from .analysis import RunResult, RuntimeResult, head_to_head
 from .claims import titles
 from .wording import conditional_power, pct, play_evidence, speed, stat_name
 
@@ -67,6 +67,55 @@ def recommendation_text(res: RunResult, t) -> str:
     return text
 
 
+def _identical(p: dict) -> bool:
+    return p["sd"] == 0 and p["mean"] == 0
+
+
+def trade_off(res: RunResult, t) -> list[str]:
+    """What the recommendation trades away: the fastest runtime that passes against the fastest exact one (the
+    reference's action on every decision played: no flip), in speed, agreement and play, one sentence each."""
+    rec = recommendation(res)
+    if rec is None:
+        return []
+    fast = rec["runtime"]
+    adopted = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
+    exact = sorted([r for r in adopted if r.shadow and r.shadow["flips"] == 0], key=lambda r: r.ratio[0])
+    if not exact:
+        return [t(claims.count_key("trade_none_exact", len(adopted)), n=len(adopted))]
+    best = exact[0]
+    claims.say(t, "fastest_exact", "trade_exact_title", {"flips": best.shadow["flips"], "ratio": best.ratio[0],
+                                                          "others": [r.ratio[0] for r in exact]}, best.rows.runtime_id)
+    if best is fast:
+        return [claims.say(t, "exact", "trade_is_exact", best.shadow, fast.rows.runtime_id,
+                           decisions=f"{best.shadow['decisions']:,}")]
+    q, out = res.gates.speed_statistic, []
+    v = head_to_head(fast, best, q)
+    out.append(t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title) if v is None else
+               t("trade_speed", fast=fast.rows.title, exact=best.rows.title, stat=stat_name(res), rounds=v["rounds"],
+                 speed=speed(v, t, f"{fast.rows.runtime_id}/{best.rows.runtime_id}")))
+    s = fast.shadow
+    lowest = ""
+    if len(adopted) > 2:
+        e = {"value": s["fraction"], "others": [r.shadow["fraction"] for r in adopted]}
+        if claims.check("lowest_of", e):
+            lowest = claims.say(t, "lowest_of", "trade_lowest_agreement", e, fast.rows.runtime_id, n=len(adopted))
+    out.append(claims.say(t, "exact", "trade_agreement", best.shadow, best.rows.runtime_id, fast=fast.rows.title,
+                          same=pct(s["fraction"], 2), decisions=f"{s['decisions']:,}", flips=f"{s['flips']:,}",
+                          games=f"{s['episodes_with_flip']:,}", episodes=f"{s['episodes']:,}", lowest=lowest,
+                          exact=best.rows.title, exact_decisions=f"{best.shadow['decisions']:,}"))
+    p, b = fast.play, best.play
+    lowest = ""
+    if len(adopted) > 2:
+        e = {"value": p["mean"], "others": [r.play["mean"] for r in adopted]}
+        if claims.check("lowest_of", e):
+            lowest = claims.say(t, "lowest_of", "trade_lowest_play", e, fast.rows.runtime_id, n=len(adopted))
+    said = (lambda x: t("trade_play_identical") if _identical(x) else
+            t("trade_play_mean", mean=f"{x['mean']:+.2f}", low=f"{x['low']:+.2f}", high=f"{x['high']:+.2f}"))
+    out.append(t("trade_play", fast=fast.rows.title, exact=best.rows.title, fast_play=said(p), exact_play=said(b),
+                 lowest=lowest, margin=f"{p['margin']:.2f}"))
+    return out
+
+
 def undecided_why(r: RuntimeResult, t) -> str:
     gate = next(g for g in r.verdict.gates if g.state == "undecided")
     if gate.gate == "play" and gate.detail:
@@ -87,7 +136,7 @@ def undecided_why(r: RuntimeResult, t) -> str:
 
 def sentences(res: RunResult, t) -> list[str]:
     """The machine page's "What we found"."""
-    out = [recommendation_text(res, t)]
+    out = [recommendation_text(res, t), *trade_off(res, t)]
     ref = measured_reference(res)
     ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
     q = res.gates.speed_statistic

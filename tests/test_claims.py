@@ -176,3 +176,38 @@ def test_an_unlicensed_claim_is_refused():
     assert claims.titles(["A, B", "C"], t) == "A, B; C"
     assert claims.count_key("find_pass", 1) == "find_pass_one" and claims.count_key("find_pass", 8) == \
         "find_pass_other"
+
+
+def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runtime(results):
+    """#27 item 6: the fastest runtime that passes against the fastest exact one (no flip in play), in speed,
+    agreement and play, one sentence each, both languages; expectations from the files, not fixed figures."""
+    from site_gen.analysis import head_to_head
+    from site_gen.findings import recommendation, sentences, trade_off
+    res, _ = results
+    checked = 0
+    for x in res:
+        rec = recommendation(x)
+        if rec is None:
+            assert trade_off(x, Translator("en")) == []
+            continue
+        fast = rec["runtime"]
+        adopted = [r for r in x.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
+        exact = [r for r in adopted if r.shadow["flips"] == 0]
+        for lang in LANGS:
+            t = Translator(lang)
+            said = trade_off(x, t)
+            checked += 1
+            assert said == sentences(x, t)[1:1 + len(said)]       # right after the recommendation
+            if not exact:
+                assert len(said) == 1
+                continue
+            best = min(exact, key=lambda r: r.ratio[0])
+            if best is fast:
+                assert len(said) == 1 and f"{fast.shadow['decisions']:,}" in said[0]
+                continue
+            assert len(said) == 3 and all(fast.rows.title in s and best.rows.title in s for s in said)
+            v = head_to_head(fast, best, x.gates.speed_statistic)
+            assert f"{abs(1 - v['value']) * 100:.1f}" in said[0]                       # speed, paired by round
+            assert f"{fast.shadow['flips']:,}" in said[1] and f"{best.shadow['decisions']:,}" in said[1]
+            assert f"{fast.play['mean']:+.2f}" in said[2]
+    assert checked >= 2        # some committed run recommends a runtime (read in both languages)
