@@ -220,7 +220,7 @@ ALLOWED_LATIN = {  # product and library names, units, the study's loanwords, ac
     "MiB", "KB", "MHz", "mJ", "W", "J", "x", "English", "NOOP", "FIRE", "RIGHT", "LEFT", "Lan", "DeMets", "O",
     "Brien", "Fleming", "Jennison", "Turnbull", "Bonferroni", "matmul", "compute", "capability", "gates.toml", "model.pt", "model.onnx", "uint8", "float",
     "std", "SIGINT", "SIGTERM", "SIGHUP", "SM", "ε", "dtype", "use_tf32", "Bootstrap", "C", "B", "kernel", "Python",
-    "INT8", "OpenVINO", "NNCF", "QDQ", "PTQ", "UTC", "asv",
+    "INT8", "OpenVINO", "NNCF", "QDQ", "PTQ", "UTC", "asv", "onnxruntime",
 }
 
 
