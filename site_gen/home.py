@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import reasons
+from . import claims, reasons
 from .analysis import RunResult
 from .charts import PALETTE, Chart, _r, _rows_layout
-from .claims import count_key, titles
+from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
 from .findings import recommendation, recommendation_text
@@ -57,7 +57,10 @@ def headline(res: RunResult, t: Translator) -> str:
     rec = recommendation(res)
     if rec:
         r = rec["runtime"]
-        return t("card_use", runtime=r.rows.title, **_speed(r, res))
+        others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
+        return claims.say(t, "recommend", "card_use", {"outcome": r.verdict.outcome, "ratio": r.ratio[0],
+                                                       "others": others}, r.rows.runtime_id,
+                          runtime=r.rows.title, **_speed(r, res))
     timed = [r for r in res.runtimes if r.ratio]
     if not timed:
         return t("card_none")

@@ -29,13 +29,6 @@ def conditional_power(d: dict, t: Translator) -> str:
     return t("play_cp", looks=cp["looks_left"], design=chance(cp["design"]), observed=chance(cp["observed"]))
 
 
-def speed_change(ratio: float, t: Translator, digits: int = 1) -> str:
-    """A P95 ratio as the reader says it: "31.0 % faster", "12.6 % slower"."""
-    if abs(ratio - 1) < 0.5 * 10 ** -(digits + 2):
-        return t("same_speed")
-    return t("faster_by", value=pct(1 - ratio, digits)) if ratio < 1 else t("slower_by", value=pct(ratio - 1, digits))
-
-
 def stat_name(res) -> str:
     """The latency statistic every speed claim of a run names and pairs ("P95" or "P50": the faster gate's)."""
     return res.gates.speed_statistic.upper()
