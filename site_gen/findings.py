@@ -35,7 +35,8 @@ def measured_reference(res: RunResult):
     return ref if ref and ref.latency else None
 
 
-def recommendation_text(res: RunResult, t) -> str:
+def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
+    """``versus``: with the runner-up compared directly (left out where the trade-off's speed sentence says it)."""
     rec, ref = recommendation(res), measured_reference(res)
     if res.withheld:
         return t(f"find_withheld_{res.withheld}")
@@ -56,7 +57,7 @@ def recommendation_text(res: RunResult, t) -> str:
              rounds=r.ratios[q]["rounds"], ref=ref.rows.title, ref_value=f"{ref.latency[q]:.3f}",
              saved=f"{ref.latency[q] - r.latency[q]:.3f}",
              same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
-    if rec["runner_up"] is not None:
+    if rec["runner_up"] is not None and versus:
         v, other = rec["versus"], rec["runner_up"].rows.title
         if v is None:
             text += " " + t("find_tie_unpaired", other=other)
@@ -69,6 +70,12 @@ def recommendation_text(res: RunResult, t) -> str:
 
 def _identical(p: dict) -> bool:
     return p["sd"] == 0 and p["mean"] == 0
+
+
+def fastest_exact(res: RunResult):
+    """The fastest runtime that passes and never flipped a played decision, or None."""
+    adopted = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
+    return min((r for r in adopted if r.shadow and r.shadow["flips"] == 0), key=lambda r: r.ratio[0], default=None)
 
 
 def trade_off(res: RunResult, t) -> list[str]:
@@ -136,7 +143,10 @@ def undecided_why(r: RuntimeResult, t) -> str:
 
 def sentences(res: RunResult, t) -> list[str]:
     """The machine page's "What we found"."""
-    out = [recommendation_text(res, t), *trade_off(res, t)]
+    trade, rec = trade_off(res, t), recommendation(res)
+    # the runner-up is the fastest exact runtime: the trade-off's speed sentence compares the two already
+    said = len(trade) == 3 and rec["runner_up"] is not None and rec["runner_up"] is fastest_exact(res)
+    out = [recommendation_text(res, t, versus=not said), *trade]
     ref = measured_reference(res)
     ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
     q = res.gates.speed_statistic
