@@ -121,6 +121,9 @@ def page_claims(results, lang) -> dict:
               "study": lambda t: study_page(res, slugs, t)}
     for x, slug in zip(res, slugs):
         makers[f"hardware/{slug}"] = lambda t, x=x, slug=slug: hardware_page(x, slug, t)
+    from site_gen.history import groups as history_groups, history_page
+    for label, runs in history_groups(res, slugs):
+        makers[f"history/{label}"] = lambda t, label=label, runs=runs: history_page(label, runs, t)
     out = {}
     for page, make in makers.items():
         t = Translator(lang)
