@@ -203,7 +203,9 @@ def play_chart(res: RunResult, t) -> Chart | None:
              "error_x": {"type": "data", "symmetric": False, "color": "#1b1f24",
                          "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
                          "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested]},
-             "customdata": [[f"{r.play['low']:+.1f}", f"{r.play['high']:+.1f}", f"{r.play['n']:,}",
+             "customdata": [[t("play_identical_cell", n=f"{r.play['n']:,}") if r.play["sd"] == 0 and
+                             r.play["mean"] == 0 else t("hover_play_ci", low=f"{r.play['low']:+.1f}",
+                                                         high=f"{r.play['high']:+.1f}"), f"{r.play['n']:,}",
                              t(f"play_{r.play['outcome']}")] for r in tested],
              "hovertemplate": "%{y}<br>" + t("hover_play") + "<extra></extra>"}
     g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"))

@@ -39,7 +39,8 @@ CSV_HEADERS = {
     "play": ["runtime_id", "seed", "score", "steps", "truncated", "established_from", "paired_difference_vs_reference"],
     "breakdown": ["runtime_id", "decision_p50_us", "copy_in_us", "kernels_us", "copy_out_us", "host_us",
                   "kernels_per_decision", "decisions_profiled"],
-    "cross-hardware": ["machine", "runtime_id", "p50_ms", "p95_ms", "same_action_fraction_in_play", "mean_score"],
+    "cross-hardware": ["machine", "runtime_id", "p50_ms", "p95_ms", "same_action_fraction_in_play",
+                       "paired_score_difference_vs_reference"],
 }
 
 
