@@ -135,8 +135,29 @@ def note(o: dict, rows: list, n: int, seconds: float, quick: bool, adjusted: lis
         se = math.sqrt(0.25 / r["runs"])
         out.append(f"| {'all' if r['look'] is None else r['look'] + 1} | {r['share']:.3f} | {r['naive']:+.2f} | "
                    f"{r['naive_above']:.3f} | {r['above']:.3f} ± {se:.3f} |")
+    out += ["", *MULTIPLICITY.splitlines()]
     out.append("")
     return "\n".join(out)
+
+
+# Stated, not simulated: the pages and the method page say the same (site_gen/multiplicity.py).
+MULTIPLICITY = """## Multiplicity: which family, which error rate, how twins count
+
+*Family*: the candidates of one machine's run, each tested against the same reference (the verdict section of
+each machine page names them). *Error rate*: each verdict's own one-sided 2.5 % (per comparison); no familywise
+correction is applied. *Twins*: runtimes that played the same game on every seed they share (a CUDA-graph twin
+that takes its twin's action at every step replays that very game, so its scores are its twin's) have one set of
+paired differences and are one play test, counted once (`site_gen/multiplicity.py`); the others share the
+reference's games, so their tests are positively correlated.
+
+Why per comparison: a verdict is the decision whether to deploy that one runtime, and the design (boundaries,
+margin, α) was fixed before any result was seen; a familywise α would make a runtime's verdict depend on which
+other runtimes happened to be installed on the machine (one candidate on the CPU machine, nine on the H200), and
+changing α after looking is itself a forking path. What a reader who wants familywise control needs is stated on
+every machine page instead: with m distinct play tests, the chance that any candidate truly worse by the margin or
+more is called non-inferior is at most m × 2.5 % (Bonferroni, valid under any correlation); each machine page
+gives m for its run and names the runtimes that are one test. The recommendation picks the fastest passing
+runtime, so the chance that it is truly worse by the margin is bounded by the same m × 2.5 %."""
 
 
 def main():

@@ -12,7 +12,7 @@ import click
 from rtreport.errors import UserError
 from rtreport.labels import check_label, slug
 
-from . import paths
+from . import paths, provenance
 from .artifacts import Artifacts
 from . import resume as resume_run
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
@@ -87,7 +87,9 @@ def default_out(label: str) -> tuple[Path, str | None]:
 
 def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
                 play_workers=None, resume=None, rounds=None, play_slots=None,
-                play_mps=False, repeat=None) -> int:
+                play_mps=False, repeat=None, allow_mixed_onnxruntime=False) -> int:
+    if not allow_mixed_onnxruntime:
+        provenance.refuse_mixed_onnxruntime()
     if repeat is not None:
         if resume is not None or out is not None or label or quick or runtime_list or overwrite:
             raise UserError("--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "

@@ -148,6 +148,10 @@ class Collector:
                 fields.update(runner.describe())
             except Exception as e:  # a half-prepared runner may not describe itself
                 fields["details"] = {"describe_error": f"{type(e).__name__}: {e}"}
+        if spec.package:   # a plugin's results tied to its code: the package, its version, its files' hash
+            name, version, sha = spec.package
+            fields["details"] = {**(fields.get("details") or {}),
+                                 "package": {"name": name, "version": version, "sha256": sha}}
         self.store.put_runtime(spec.id, **fields)
 
     def _prepare(self, spec: Runtime) -> None:

@@ -26,8 +26,31 @@ def version(dist: str) -> str | None:
         return None
 
 
+# Recorded in a run's environment when onnxruntime and onnxruntime-gpu were both installed (allowed only by
+# collect --allow-mixed-onnxruntime): the machine page says so in a banner.
+MIXED_ONNXRUNTIME = "mixed-onnxruntime"
+
+
+def mixed_onnxruntime() -> str | None:
+    """Both ONNX Runtime distributions installed (they overwrite each other's files in site-packages): what."""
+    cpu, gpu = version("onnxruntime"), version("onnxruntime-gpu")
+    return f"onnxruntime {cpu} and onnxruntime-gpu {gpu}" if cpu and gpu else None
+
+
+def refuse_mixed_onnxruntime() -> None:
+    from rtreport.errors import UserError
+    both = mixed_onnxruntime()
+    if both:
+        raise UserError(f"{both} are both installed, and they overwrite each other's files, so which one a run "
+                        "measures is not known: pip uninstall one of them (keep onnxruntime-gpu on a GPU machine), "
+                        "or give --allow-mixed-onnxruntime to measure anyway (the run records it, its page says so)")
+
+
 def environment() -> dict:
-    return {d: v for d in ENVIRONMENT if (v := version(d))}
+    env = {d: v for d in ENVIRONMENT if (v := version(d))}
+    if both := mixed_onnxruntime():
+        env[MIXED_ONNXRUNTIME] = f"{both} both installed (collect --allow-mixed-onnxruntime)"
+    return env
 
 
 def code_hash() -> str:

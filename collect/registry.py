@@ -10,7 +10,7 @@ runtime is stored in the run's file.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 ENTRY_POINT_GROUP = "rtreport.runtimes"
@@ -28,6 +28,8 @@ class Runtime:
     reference_rank: int | None = None             # the available runtime of lowest rank is the run's reference
     # Why a plain `collect` leaves it out (measured only when --runtimes names it), or "" (measured by default).
     opt_in: str = ""
+    # A runtime from another package: (its distribution's name, version, SHA-256 of its installed files).
+    package: tuple = ()
 
     @property
     def title(self) -> str:
@@ -133,6 +135,7 @@ def builtin_runtimes() -> list[Runtime]:
 def plugin_runtimes(taken: set[str], warn=lambda line: print(line, file=sys.stderr)) -> list[Runtime]:
     from importlib.metadata import entry_points
 
+    from .packages import package_of
     found = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         try:
@@ -141,6 +144,8 @@ def plugin_runtimes(taken: set[str], warn=lambda line: print(line, file=sys.stde
             items = [obj] if isinstance(obj, Runtime) else list(obj)
             if not all(isinstance(r, Runtime) and r.make is not None for r in items):
                 raise TypeError("expected Runtime entries with a make function")
+            package = package_of(ep)
+            items = [replace(r, package=package) for r in items]
         except Exception as e:  # a broken plugin must not stop a run of the others
             warn(f"rtreport: runtime plugin {ep.name} ({ep.value}) ignored: {type(e).__name__}: {e}")
             continue

@@ -109,11 +109,14 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
 @click.option("--rounds", type=click.IntRange(1, 50), default=None,
               help="Latency rounds per runtime (default 10, --quick 3, a --repeat 5), each runtime once per round, "
                    "spread over the run: before play, after looks, after play.")
+@click.option("--allow-mixed-onnxruntime", is_flag=True,
+              help="Measure although onnxruntime and onnxruntime-gpu are both installed (recorded, and shown on "
+                   "the machine page).")
 @click.option("--repeat", type=click.Path(path_type=Path), default=None,
               help="Add a short repeat to this complete run's file, measured in this fresh process: latency "
                    "rounds of every runtime and the fixed states' Q-values (compared bit for bit with the run's).")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
-            play_mps, quiet, list_runtimes, resume, rounds, repeat):
+            play_mps, quiet, list_runtimes, resume, rounds, repeat, allow_mixed_onnxruntime):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
@@ -126,7 +129,7 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
                        label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
                        play_workers=play_workers, resume=resume, rounds=rounds, play_slots=play_slots,
-                       play_mps=play_mps, repeat=repeat)
+                       play_mps=play_mps, repeat=repeat, allow_mixed_onnxruntime=allow_mixed_onnxruntime)
     sys.exit(code)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .analysis import RunResult
+from .claims import titles
 
 # Sixteen distinguishable colours (Plotly's ten, then six darker ones): one per runtime, the same in every chart.
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -146,7 +147,7 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
     fewest = min(p for p in pct)
     worst = [r.rows.title for r, p in zip(ran, pct) if p == fewest]
     summary = ("sum_agreement_tie", {"n": len(ran), "value": f"{fewest:.3f}"}) if len(worst) == len(ran) else \
-        ("sum_agreement", {"runtime": ", ".join(worst), "value": f"{fewest:.3f}"})
+        ("sum_agreement", {"runtime": titles(worst, t), "value": f"{fewest:.3f}"})
     return Chart("agreement", fig, ["col_runtime", "col_same_actions", "col_same_share", "col_ci95"], rows,
                  "title_agreement", "cap_agreement", summary, csv)
 
@@ -185,7 +186,7 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
     worst = [r for r in ran if r.agreement["same_actions"] == fewest]
     states = ran[0].agreement["states"]
     summary = ("sum_fixed_tie", {"n": len(ran), "same": fewest, "states": states}) if len(worst) == len(ran) else \
-        ("sum_fixed", {"runtime": ", ".join(r.rows.title for r in worst), "same": fewest, "states": states})
+        ("sum_fixed", {"runtime": titles([r.rows.title for r in worst], t), "same": fewest, "states": states})
     return Chart("fixed-states", fig, ["col_runtime", "col_same_actions", "col_max_dq", "col_mean_dq", "col_flips"],
                  rows, "title_fixed", "cap_fixed", summary, csv)
 
@@ -202,7 +203,9 @@ def play_chart(res: RunResult, t) -> Chart | None:
              "error_x": {"type": "data", "symmetric": False, "color": "#1b1f24",
                          "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
                          "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested]},
-             "customdata": [[f"{r.play['low']:+.1f}", f"{r.play['high']:+.1f}", f"{r.play['n']:,}",
+             "customdata": [[t("play_identical_cell", n=f"{r.play['n']:,}") if r.play["sd"] == 0 and
+                             r.play["mean"] == 0 else t("hover_play_ci", low=f"{r.play['low']:+.1f}",
+                                                         high=f"{r.play['high']:+.1f}"), f"{r.play['n']:,}",
                              t(f"play_{r.play['outcome']}")] for r in tested],
              "hovertemplate": "%{y}<br>" + t("hover_play") + "<extra></extra>"}
     g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"))
@@ -212,7 +215,9 @@ def play_chart(res: RunResult, t) -> Chart | None:
     rows, csv = [], []
     for r in tested:
         s, p = r.scores, r.play
-        rows.append([r.rows.title, f"{p['n']:,}", f"{p['mean']:+.2f}", f"{p['low']:+.2f} … {p['high']:+.2f}",
+        same = p["sd"] == 0 and p["mean"] == 0    # identical on every seed: no interval to give
+        rows.append([r.rows.title, f"{p['n']:,}", t("play_identical_cell", n=f"{p['n']:,}") if same else
+                     f"{p['mean']:+.2f}", t("none") if same else f"{p['low']:+.2f} … {p['high']:+.2f}",
                      t(f"play_{p['outcome']}"), f"{s['mean']:.2f}", f"{s['median']:g}", f"{s['std']:.2f}",
                      f"{s['p10']:.1f}", f"{s['p90']:.1f}", f"{s['iqm']:.2f}"])
     for r in res.runtimes:
@@ -225,5 +230,5 @@ def play_chart(res: RunResult, t) -> Chart | None:
                ("non-inferior", "inferior", "undecided")}
     return Chart("play", fig, ["col_runtime", "col_seeds", "col_mean_diff", "col_rci", "col_outcome", "col_mean",
                                "col_median", "col_std", "col_p10", "col_p90", "col_iqm"], rows, "title_play",
-                 "cap_play", ("sum_play", {k.replace("-", "_"): ", ".join(v) or t("none") for k, v in decided.items()}),
+                 "cap_play", ("sum_play", {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()}),
                  csv)

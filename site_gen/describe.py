@@ -83,6 +83,7 @@ def banners(res: RunResult, t: Translator) -> list[str]:
         out.append(t("smoke_banner"))
     if res.drift:
         out.append(t("drift_banner"))
+    out += provenance_banners(run, t)
     if res.rows.problems:
         out.append(t("invalid_banner", problems="; ".join(str(p) for p in res.rows.problems)))
     if res.rows.damaged:
@@ -97,6 +98,28 @@ def banners(res: RunResult, t: Translator) -> list[str]:
         why = "why_onnx_model" if run.get("model_format") == "onnx" else "why_not_measured"
         out.append(t("other_reference_banner", ref=ref.rows.title, why=t(why)))
     return out
+
+
+MIXED_ONNXRUNTIME = "mixed-onnxruntime"   # the key collect.provenance records it under
+
+
+def provenance_banners(run: dict, t: Translator) -> list[str]:
+    """An environment with both ONNX Runtime distributions (they overwrite each other's files), and code measured
+    from a checkout with uncommitted changes: said before any number."""
+    out = []
+    env = run.get("environment") or {}
+    if env.get("onnxruntime") and env.get("onnxruntime-gpu"):
+        out.append(t("mixed_onnxruntime_banner", cpu=env["onnxruntime"], gpu=env["onnxruntime-gpu"]))
+    if str(run.get("code_version") or "").endswith("-dirty"):
+        out.append(t("dirty_banner", version=run["code_version"], hash=(run.get("code_hash") or "?")[:12]))
+    return out
+
+
+def plugin_packages(res: RunResult, t: Translator) -> str | None:
+    """Runtimes from other packages: each with its package, version and the hash of the package's files."""
+    named = [t("plugin_package", runtime=r.rows.title, name=p["name"], version=p["version"], sha=p["sha256"])
+             for r in res.runtimes for p in [(r.rows.details or {}).get("package")] if p]
+    return t("semi").join(named) or None
 
 
 def contents_text(res: RunResult, t: Translator) -> list[str]:
@@ -118,9 +141,8 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
     versions = [f"python {run['python_version']}"] if run.get("python_version") else []
     env = run.get("environment") or {}
     names = sorted(env, key=lambda k: (ENVIRONMENT_ORDER.index(k) if k in ENVIRONMENT_ORDER else len(ENVIRONMENT_ORDER), k))
-    versions += [f"{k} {env[k]}" for k in names if env[k]]
-    versions += [f"rtreport {run[k]}" if k == "rtreport_version" else f"code {run[k]}" for k in
-                 ("rtreport_version", "code_version") if run.get(k)]
+    versions += [f"{k} {env[k]}" for k in names if env[k] and k != MIXED_ONNXRUNTIME]
+    versions += [f"rtreport {run['rtreport_version']}"] if run.get("rtreport_version") else []
     rows = [(t("prov_label"), run["label"]), (t("prov_run"), run["run_id"]),
             (t("prov_started"), str(run["started_at"])[:19]),
             (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
@@ -131,8 +153,14 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
             (t("prov_gpu"), run.get("gpu_name") or t("none")), (t("prov_driver"), run.get("gpu_driver") or t("none")),
             (t("prov_cuda"), run.get("cuda_version") or t("none")),
             (t("prov_versions"), ", ".join(versions))]
+    if run.get("code_version"):
+        dirty = run["code_version"].endswith("-dirty")
+        rows.append((t("prov_code_version"), t("code_dirty", version=run["code_version"]) if dirty
+                     else run["code_version"]))
     if run.get("code_hash"):
         rows.append((t("prov_code_hash"), run["code_hash"]))
+    if plugins := plugin_packages(res, t):
+        rows.append((t("prov_plugins"), plugins))
     if res.rows.sessions:
         rows.append((t("prov_sessions"), sessions_text(res.rows.sessions, t)))
     rows += [(t("prov_model"), f"{run['model_path']} ({run['model_format']}, sha256 {run['model_sha256']})")]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import claims
 from .analysis import RunResult, RuntimeResult, head_to_head
-from .wording import conditional_power, pct, speed_change, stat_name
+from .claims import titles
+from .wording import conditional_power, pct, play_evidence, speed, stat_name
 
 
 def _speedup(r: RuntimeResult) -> float:
@@ -28,16 +30,13 @@ def recommendation(res: RunResult) -> dict | None:
     return out
 
 
-def _interval(x: dict | None) -> str:
-    return f"{x['low']:.3f}–{x['high']:.3f}" if x else "—"
-
-
 def measured_reference(res: RunResult):
     ref = res.runtime(res.reference_id)
     return ref if ref and ref.latency else None
 
 
-def recommendation_text(res: RunResult, t) -> str:
+def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
+    """``versus``: with the runner-up compared directly (left out where the trade-off's speed sentence says it)."""
     rec, ref = recommendation(res), measured_reference(res)
     if res.withheld:
         return t(f"find_withheld_{res.withheld}")
@@ -50,42 +49,109 @@ def recommendation_text(res: RunResult, t) -> str:
                      why=undecided_why(b, t))
         return t("find_no_recommendation")
     r, q = rec["runtime"], res.gates.speed_statistic
-    text = t("find_recommend", runtime=r.rows.title, stat=stat_name(res), value=f"{r.latency[q]:.3f}",
+    others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
+    evidence = {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others}
+    text = claims.say(t, "recommend", "find_recommend", evidence, r.rows.runtime_id, runtime=r.rows.title,
+             stat=stat_name(res), value=f"{r.latency[q]:.3f}", margin=f"{r.play['margin']:.2f}",
              times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}", high=f"{1 / r.ratio[1]:.2f}",
              rounds=r.ratios[q]["rounds"], ref=ref.rows.title, ref_value=f"{ref.latency[q]:.3f}",
              saved=f"{ref.latency[q] - r.latency[q]:.3f}",
              same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
-    if rec["runner_up"] is not None:
+    if rec["runner_up"] is not None and versus:
         v, other = rec["versus"], rec["runner_up"].rows.title
-        if rec["tie"]:
-            text += " " + t("find_tie", other=other, stat=stat_name(res),
-                            ratio=f"{v['value']:.3f}" if v else "—", interval=_interval(v))
+        if v is None:
+            text += " " + t("find_tie_unpaired", other=other)
         else:
-            text += " " + t("find_ahead", other=other, stat=stat_name(res), change=speed_change(v["value"], t),
-                            ratio=f"{v['value']:.3f}", interval=_interval(v), rounds=v["rounds"])
+            text += " " + t("find_tie" if rec["tie"] else "find_ahead", other=other, stat=stat_name(res),
+                            speed=speed(v, t, f"{r.rows.runtime_id}/{rec['runner_up'].rows.runtime_id}"),
+                            rounds=v["rounds"])
     return text
+
+
+def _identical(p: dict) -> bool:
+    return p["sd"] == 0 and p["mean"] == 0
+
+
+def fastest_exact(res: RunResult):
+    """The fastest runtime that passes and never flipped a played decision, or None."""
+    adopted = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
+    return min((r for r in adopted if r.shadow and r.shadow["flips"] == 0), key=lambda r: r.ratio[0], default=None)
+
+
+def trade_off(res: RunResult, t) -> list[str]:
+    """What the recommendation trades away: the fastest runtime that passes against the fastest exact one (the
+    reference's action on every decision played: no flip), in speed, agreement and play, one sentence each."""
+    rec = recommendation(res)
+    if rec is None:
+        return []
+    fast = rec["runtime"]
+    adopted = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
+    exact = sorted([r for r in adopted if r.shadow and r.shadow["flips"] == 0], key=lambda r: r.ratio[0])
+    if not exact:
+        return [t(claims.count_key("trade_none_exact", len(adopted)), n=len(adopted))]
+    best = exact[0]
+    claims.say(t, "fastest_exact", "trade_exact_title", {"flips": best.shadow["flips"], "ratio": best.ratio[0],
+                                                          "others": [r.ratio[0] for r in exact]}, best.rows.runtime_id)
+    if best is fast:
+        return [claims.say(t, "exact", "trade_is_exact", best.shadow, fast.rows.runtime_id,
+                           decisions=f"{best.shadow['decisions']:,}")]
+    q, out = res.gates.speed_statistic, []
+    v = head_to_head(fast, best, q)
+    out.append(t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title) if v is None else
+               t("trade_speed", fast=fast.rows.title, exact=best.rows.title, stat=stat_name(res), rounds=v["rounds"],
+                 speed=speed(v, t, f"{fast.rows.runtime_id}/{best.rows.runtime_id}")))
+    s = fast.shadow
+    lowest = ""
+    if len(adopted) > 2:
+        e = {"value": s["fraction"], "others": [r.shadow["fraction"] for r in adopted]}
+        if claims.check("lowest_of", e):
+            lowest = claims.say(t, "lowest_of", "trade_lowest_agreement", e, fast.rows.runtime_id, n=len(adopted))
+    out.append(claims.say(t, "exact", "trade_agreement", best.shadow, best.rows.runtime_id, fast=fast.rows.title,
+                          same=pct(s["fraction"], 2), decisions=f"{s['decisions']:,}", flips=f"{s['flips']:,}",
+                          games=f"{s['episodes_with_flip']:,}", episodes=f"{s['episodes']:,}", lowest=lowest,
+                          exact=best.rows.title, exact_decisions=f"{best.shadow['decisions']:,}"))
+    p, b = fast.play, best.play
+    lowest = ""
+    if len(adopted) > 2:
+        e = {"value": p["mean"], "others": [r.play["mean"] for r in adopted]}
+        if claims.check("lowest_of", e):
+            lowest = claims.say(t, "lowest_of", "trade_lowest_play", e, fast.rows.runtime_id, n=len(adopted))
+    said = (lambda x: t("trade_play_identical") if _identical(x) else
+            t("trade_play_mean", mean=f"{x['mean']:+.2f}", low=f"{x['low']:+.2f}", high=f"{x['high']:+.2f}"))
+    out.append(t("trade_play", fast=fast.rows.title, exact=best.rows.title, fast_play=said(p), exact_play=said(b),
+                 lowest=lowest, margin=f"{p['margin']:.2f}"))
+    return out
 
 
 def undecided_why(r: RuntimeResult, t) -> str:
     gate = next(g for g in r.verdict.gates if g.state == "undecided")
     if gate.gate == "play" and gate.detail:
-        return t("why_play_undecided", n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))
+        return claims.say(t, "play_undecided", "why_play_undecided", play_evidence(gate.detail), r.rows.runtime_id,
+                          n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))
     if gate.gate == "faster":
         d = gate.detail
         needed = t(f"needs_{d['level']}", n=d["needed"]) if d.get("needed") else t("needs_speed_unknown")
-        return t("why_faster_undecided", stat=d["statistic"].upper(), low=speed_change(gate.low, t),
-                 high=speed_change(gate.high, t), threshold=pct(1 - gate.threshold, 0), needed=needed)
-    return t(f"why_{gate.gate}_undecided")
+        e = {"value": gate.value, "low": gate.low, "high": gate.high, "gate": gate.threshold}
+        return claims.say(t, "gate_faster_straddles", "why_faster_undecided", e, r.rows.runtime_id,
+                          stat=d["statistic"].upper(), ratio=f"{gate.value:.3f}", low=f"{gate.low:.3f}",
+                          high=f"{gate.high:.3f}", gate=f"{gate.threshold:.2f}", threshold=pct(1 - gate.threshold, 0),
+                          needed=needed)
+    return claims.say(t, "agreement_straddles", "why_agreement_undecided",
+                      {"low": gate.low, "high": gate.high, "gate": gate.threshold}, r.rows.runtime_id,
+                      low=pct(gate.low, 2), high=pct(gate.high, 2), threshold=pct(gate.threshold, 0))
 
 
 def sentences(res: RunResult, t) -> list[str]:
     """The machine page's "What we found"."""
-    out = [recommendation_text(res, t)]
+    trade, rec = trade_off(res, t), recommendation(res)
+    # the runner-up is the fastest exact runtime: the trade-off's speed sentence compares the two already
+    said = len(trade) == 3 and rec["runner_up"] is not None and rec["runner_up"] is fastest_exact(res)
+    out = [recommendation_text(res, t, versus=not said), *trade]
     ref = measured_reference(res)
     ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
     q = res.gates.speed_statistic
     if ranked and ref:
-        top = t("sep").join(t("paren", a=r.rows.title, b=f"{r.latency[q]:.3f} ms, {_speedup(r):.2f}× "
+        top = t("semi").join(t("paren", a=r.rows.title, b=f"{r.latency[q]:.3f} ms, {_speedup(r):.2f}× "
                               f"[{1 / r.ratio[2]:.2f}–{1 / r.ratio[1]:.2f}]") for r in ranked[:3])
         if len(ranked) == 1:
             out.append(t("find_speed_one", top=top, ref=ref.rows.title, stat=stat_name(res),
@@ -93,22 +159,22 @@ def sentences(res: RunResult, t) -> list[str]:
         else:
             out.append(t("find_speed", top=top, ref=ref.rows.title, stat=stat_name(res),
                          ref_value=f"{ref.latency[q]:.3f}", slowest=ranked[-1].rows.title,
-                         slowest_change=speed_change(ranked[-1].ratio[0], t),
-                         slowest_low=speed_change(ranked[-1].ratio[1], t),
-                         slowest_high=speed_change(ranked[-1].ratio[2], t)))
+                         slowest_speed=speed(dict(zip(("value", "low", "high"), ranked[-1].ratio)), t,
+                                             ranked[-1].rows.runtime_id)))
     judged = [r for r in res.runtimes if r.verdict]
     for outcome in ("deployment-worthy", "not-adopted", "undecided"):
         group = [r for r in judged if r.verdict.outcome == outcome]
         if not group:
             continue
+        e = {"outcomes": [r.verdict.outcome for r in group], "n": len(group)}
+        key = claims.count_key({"deployment-worthy": "find_pass", "not-adopted": "find_fail",
+                                "undecided": "find_undecided"}[outcome], len(group))
         if outcome == "deployment-worthy":
-            out.append(t("find_pass", n=len(group), runtimes=t("sep").join(r.rows.title for r in group)))
-        elif outcome == "not-adopted":
-            out.append(t("find_fail", n=len(group), runtimes=t("semi").join(
-                t("paren", a=r.rows.title, b=failed_why(r, t)) for r in group)))
+            named = titles([r.rows.title for r in group], t)
         else:
-            out.append(t("find_undecided", n=len(group), runtimes=t("semi").join(
-                t("paren", a=r.rows.title, b=undecided_why(r, t)) for r in group)))
+            why = failed_why if outcome == "not-adopted" else undecided_why
+            named = t("semi").join(t("paren", a=r.rows.title, b=why(r, t)) for r in group)
+        out.append(claims.say(t, "verdict_group", key, e, outcome, n=len(group), runtimes=named))
     story = fixed_states_vs_play(res, t)
     if story:
         out.append(story)
@@ -121,13 +187,18 @@ def failed_why(r: RuntimeResult, t) -> str:
         if g.state != "fail":
             continue
         if g.gate == "faster":
-            parts.append(t("why_faster_slower" if g.detail.get("slower") else "why_faster_fail",
-                           stat=g.detail["statistic"].upper(), change=speed_change(g.value, t),
-                           low=speed_change(g.low, t), high=speed_change(g.high, t)))
+            e = {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold}
+            kind = "gate_faster_slower" if g.detail.get("slower") else "gate_faster_short"
+            parts.append(claims.say(t, kind, "why_faster_slower" if g.detail.get("slower") else "why_faster_fail",
+                                    e, r.rows.runtime_id, stat=g.detail["statistic"].upper(),
+                                    speed=speed(e, t, r.rows.runtime_id), threshold=pct(1 - g.threshold, 0)))
         elif g.gate == "agreement":
-            parts.append(t("why_agreement_fail", value=pct(g.value, 2)))
+            parts.append(claims.say(t, "agreement_fail", "why_agreement_fail",
+                                    {"low": g.low, "high": g.high, "gate": g.threshold}, r.rows.runtime_id,
+                                    value=pct(g.value, 2), high=pct(g.high, 2), threshold=pct(g.threshold, 0)))
         else:
-            parts.append(t("why_play_fail", mean=f"{g.value:+.1f}"))
+            parts.append(claims.say(t, "play_inferior", "why_play_fail", play_evidence(g.detail), r.rows.runtime_id,
+                                    mean=f"{g.value:+.2f}", high=f"{g.high:+.2f}", margin=f"{g.detail['margin']:.2f}"))
     return t("sep").join(parts)
 
 
@@ -150,8 +221,11 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
     # the runtimes may have shadowed different numbers of games (one decided at an earlier look): a range then
     every = all(r.shadow["episodes_with_flip"] == r.shadow["episodes"] for r in group)
     low, high = min(r.shadow["episodes"] for r in group), max(r.shadow["episodes"] for r in group)
-    return t("find_story_every" if every else "find_story", runtimes=t("sep").join(r.rows.title for r in group),
+    share_kind = "flips_mostly" if share > 0.5 else "flips_most_often"
+    pair = claims.say(t, share_kind, share_kind, {"share": share, "largest": n == max(pairs.values())},
+                      None, pair=f"{name(a)}→{name(b)}", share=pct(share, 0))
+    return t("find_story_every" if every else "find_story", runtimes=titles([r.rows.title for r in group], t),
              states=states,
              games=f"{min(r.shadow['episodes_with_flip'] for r in group):,}",
              episodes=f"{low:,}" if low == high else f"{low:,}–{high:,}", median=f"{np.median(firsts):.0f}",
-             pair=f"{name(a)}→{name(b)}", share=pct(share, 0))
+             pair=pair)

@@ -11,7 +11,7 @@ import math
 from .comparability import BASIS, _value
 from .i18n import Translator
 from .pages import label_of, runtime_order, slugify, verdict_cell
-from .wording import speed_change
+from .wording import speed
 
 # (runs column, i18n key): what of the machine's software and hardware may change between runs
 RUN_FIELDS = (("gpu_name", "hist_gpu"), ("gpu_driver", "hist_driver"), ("cuda_version", "hist_cuda"),
@@ -121,8 +121,8 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
             title = r.rows.title
             parts = [verdict_cell(r, res, t)["text"]]
             if r.ratio:
-                parts.append(t("hist_ratio", change=speed_change(r.ratio[0], t), low=speed_change(r.ratio[1], t),
-                               high=speed_change(r.ratio[2], t)))
+                parts.append(t("hist_ratio", speed=speed(dict(zip(("value", "low", "high"), r.ratio)), t,
+                                                         r.rows.runtime_id)))
             if r.latency:
                 parts.append(t("hist_p95", p95=_ms(r.latency["p95"]), low=_ms(r.latency["p95_ci_low"]),
                                high=_ms(r.latency["p95_ci_high"])))
@@ -168,8 +168,8 @@ def _flag(what: str, moved: str, title: str, x, y, t: Translator) -> str:
         values = {"before": _ms(x[0]), "after": _ms(y[0]), "b_low": _ms(x[1]), "b_high": _ms(x[2]),
                   "a_low": _ms(y[1]), "a_high": _ms(y[2])}
     else:
-        values = {"before": speed_change(x[0], t), "after": speed_change(y[0], t), "b_low": speed_change(x[1], t),
-                  "b_high": speed_change(x[2], t), "a_low": speed_change(y[1], t), "a_high": speed_change(y[2], t)}
+        # ratios as numbers: a point read as "faster" or "slower" would claim what its own interval may not
+        values = dict(zip(("before", "b_low", "b_high", "after", "a_low", "a_high"), (f"{v:.3f}" for v in (*x, *y))))
     return t(what, runtime=title, moved=t(f"hist_{moved}"), **values)
 
 

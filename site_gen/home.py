@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import reasons
+from . import claims, reasons
 from .analysis import RunResult
 from .charts import PALETTE, Chart, _r, _rows_layout
+from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
 from .findings import recommendation, recommendation_text
@@ -17,6 +18,7 @@ from .wording import pct, stat_name
 
 STUDY = json.loads(Path(__file__).with_name("original_study.json").read_text(encoding="utf-8"))
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
+FAMILIES = (("trtrtx-", "family_tensorrt_rtx"), ("trt-", "family_tensorrt"), ("ort-trt", "family_ort_tensorrt"))
 
 
 def newest_first(results, slugs, answers_only: bool = True):
@@ -32,8 +34,15 @@ def tensorrt_note(res: RunResult, t: Translator) -> str | None:
     rows = [r for r in res.runtimes if r.rows.runtime_id.startswith(TENSORRT)]
     if not rows or any(r.latency for r in rows):
         return None
-    kinds = sorted({reasons.kind(r.rows.status, r.rows.reason) for r in rows})
-    return t("card_tensorrt", why=t("semi").join(t(f"reason_kind_{k}") for k in kinds))
+    why: dict = {}   # each family of TensorRT runtimes with its own reasons: a refusal is never lent to another
+    for r in rows:
+        family = next(f for p, f in FAMILIES if r.rows.runtime_id.startswith(p))
+        kind = reasons.kind(r.rows.status, r.rows.reason)
+        if kind not in why.setdefault(family, []):
+            why[family].append(kind)
+    return t("card_tensorrt", why=t("semi").join(
+        t("family_reason", family=t(f), why=t("sep").join(t(f"reason_kind_{k}") for k in kinds))
+        for f, kinds in why.items()))
 
 
 def _speed(r, res: RunResult) -> dict:
@@ -48,7 +57,10 @@ def headline(res: RunResult, t: Translator) -> str:
     rec = recommendation(res)
     if rec:
         r = rec["runtime"]
-        return t("card_use", runtime=r.rows.title, **_speed(r, res))
+        others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
+        return claims.say(t, "recommend", "card_use", {"outcome": r.verdict.outcome, "ratio": r.ratio[0],
+                                                       "others": others}, r.rows.runtime_id,
+                          runtime=r.rows.title, **_speed(r, res))
     timed = [r for r in res.runtimes if r.ratio]
     if not timed:
         return t("card_none")
@@ -176,6 +188,8 @@ def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dic
               "verdict": row["verdict"][lang]} for row in STUDY["rows"]]
     ours = []
     for res, slug in newest_first(results, slugs):
+        if not res.rows.run.get("gpu_name"):   # the study measured a GPU: a CPU machine has no row to match
+            continue
         for match in STUDY["matches"]:
             r = next((x for x in (res.runtime(rid) for rid in match["runtime_ids"]) if x), None)
             if r is None:
@@ -189,8 +203,22 @@ def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dic
                          "played": pct(r.shadow["fraction"], 2) if r.shadow else t("none"),
                          "mean": f"{r.scores['mean']:.1f} ({r.scores['n']:,})" if r.scores else t("none"),
                          "engine": f"{r.rows.artifact_bytes / 1e6:.2f}" if r.rows.artifact_bytes else t("none"),
-                         "verdict": verdict_cell(r, res, t)})
+                         "verdict": verdict_cell(r, res, t),
+                         "why": t("semi").join(verdict_cell(r, res, t)["reasons"]) if not measured else ""})
     return {"source": STUDY["source"][lang], "cited": cited, "ours": ours}
+
+
+def paired_cell(x, t: Translator) -> str:
+    """The play test's paired difference (same seeds as the reference, the test's own interval), never an unpaired
+    mean over whichever seeds a runtime happened to play."""
+    if x.is_reference:
+        return t("reference_short")
+    p = x.play
+    if not p:
+        return "—"
+    if p["sd"] == 0 and p["mean"] == 0:
+        return t("play_identical_cell", n=f"{p['n']:,}")
+    return f"{p['mean']:+.2f} [{p['low']:+.2f}, {p['high']:+.2f}], {p['n']:,}"
 
 
 def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
@@ -209,15 +237,15 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
                                                                                              "square"][i % 3]},
                        "hovertemplate": label.replace("%", "%%") + "<br>%{y}<br>P95 %{x:.3f} ms<extra></extra>"})
         for x in ran:
-            mean = f"{x.scores['mean']:.2f}" if x.scores else "—"
+            mean = paired_cell(x, t)
             agree = f"{100 * x.shadow['fraction']:.3f} %" if x.shadow else "—"
             rows.append([label, x.rows.title, f"{x.latency['p50']:.3f}", f"{x.latency['p95']:.3f}", agree, mean])
             csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
-                        x.shadow["fraction"] if x.shadow else None, x.scores["mean"] if x.scores else None])
+                        x.shadow["fraction"] if x.shadow else None, x.play["mean"] if x.play else None])
     layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True,
                           legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
                           margin={"l": 12, "r": 16, "t": 40, "b": 48})
     layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
     return Chart("cross-hardware", {"data": traces, "layout": layout},
-                 ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_mean"], rows,
-                 "title_cross", "cap_cross", ("sum_cross", {"machines": len(have)}), csv)
+                 ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_paired_play"], rows,
+                 "title_cross", "cap_cross", (count_key("sum_cross", len(have)), {"machines": len(have)}), csv)

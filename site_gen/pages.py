@@ -16,6 +16,7 @@ from .costs_view import breakdown_chart, kernels_table, resources_table
 from .describe import banners, contents_text, provenance_rows, scope_text, tf32_text
 from .findings import sentences
 from .i18n import LANGUAGES, Translator
+from .multiplicity import family_text
 from .speed_charts import latency_chart, speed_chart
 from .tables import played_agreement_table, play_test_table, repeats_tables, rounds_table
 from .verdict import Gates
@@ -93,7 +94,7 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
         return {"css": "none", "text": t("outcome_no-verdict"), "title": "", "reasons": why, "raw": None}
     outcome = r.verdict.outcome
     return {"css": OUTCOME_CSS[outcome], "text": t(f"outcome_{outcome}"), "title": "",
-            "reasons": [gate_reason(g, t) for g in r.verdict.gates], "raw": None}
+            "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates], "raw": None}
 
 
 def machine_title(res: RunResult, t: Translator) -> str:
@@ -119,7 +120,9 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                       action=name(f["action"]), margin=f"{f['reference_margin']:.4f}",
                                       dq=f"{f['max_abs_dq']:.2e}")
              for r in res.runtimes for f in (r.agreement or {}).get("flips", [])]
-    comparisons = [t("comparison_row", candidate=c["candidate"].title, baseline=c["baseline"].title,
+    comparisons = [t("comparison_identical", candidate=c["candidate"].title, baseline=c["baseline"].title,
+                     n=c["paired"]["n"]) if c["paired"]["identical"] == c["paired"]["n"] else
+                   t("comparison_row", candidate=c["candidate"].title, baseline=c["baseline"].title,
                      mean=f"{c['paired']['mean']:+.2f}", low=f"{c['paired']['ci_low']:+.2f}",
                      high=f"{c['paired']['ci_high']:+.2f}", identical=c["paired"]["identical"], n=c["paired"]["n"])
                    for c in res.comparisons]
@@ -136,7 +139,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                                     else run["status"]),
         "banners": banners(res, t), "contents": contents_text(res, t), "found": sentences(res, t),
         "toc": [{"id": a, "text": t(k)} for a, k in TOC], "scope": scope_text(res, t),
-        "verdicts": verdicts, "charts": charts, "flips": flips, "comparisons": comparisons,
+        "verdicts": verdicts, "family": family_text(res, t), "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
         "played_intro": t("played_intro"),
         "agreement_intro": t("agreement_intro", states=run.get("settings", {}).get("states", "?"),

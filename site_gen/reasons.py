@@ -2,6 +2,8 @@
 raw text). Kinds are recognised from the reason the run recorded."""
 from __future__ import annotations
 
+from . import claims
+
 KINDS = (  # (kind, words that identify it), first match wins
     ("gpu_not_served", ("compute capability", "cannot run on this gpu", "no device it can run on")),
     ("no_cuda_torch", ("no cuda device visible to pytorch",)),
@@ -27,5 +29,5 @@ def grouped(entries, t) -> list[dict]:
     for title, status, reason in entries:
         key = (kind(status, reason), reason or "")
         groups.setdefault(key, []).append(title)
-    return [{"kind": t(f"reason_kind_{k}"), "runtimes": ", ".join(titles), "raw": raw}
+    return [{"kind": t(f"reason_kind_{k}"), "runtimes": claims.titles(titles, t), "raw": raw}
             for (k, raw), titles in groups.items()]

@@ -16,6 +16,7 @@ from rtreport.resources import package_folder
 
 from .history import groups as history_groups, history_link, history_page, history_slugs
 from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
+from .claims import count_key
 from .i18n import LANGUAGES, Translator
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame, slugify
 from .verdicts_json import verdicts_document
@@ -38,7 +39,8 @@ CSV_HEADERS = {
     "play": ["runtime_id", "seed", "score", "steps", "truncated", "established_from", "paired_difference_vs_reference"],
     "breakdown": ["runtime_id", "decision_p50_us", "copy_in_us", "kernels_us", "copy_out_us", "host_us",
                   "kernels_per_decision", "decisions_profiled"],
-    "cross-hardware": ["machine", "runtime_id", "p50_ms", "p95_ms", "same_action_fraction_in_play", "mean_score"],
+    "cross-hardware": ["machine", "runtime_id", "p50_ms", "p95_ms", "same_action_fraction_in_play",
+                       "paired_score_difference_vs_reference"],
 }
 
 
@@ -85,7 +87,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         t = Translator(lang)
         doing["source"] = None
         home = home_page(results, slugs, t)
-        render("index.html", lang, "", t("site_title"), t("home_description", n=len(results)), False, home=home)
+        render("index.html", lang, "", t("site_title"), t(count_key("home_description", len(results)), n=len(results)), False, home=home)
         compare = compare_page(results, slugs, t)
         render("compare.html", lang, "compare", t("compare_heading"), t("compare_description"),
                compare["chart"] is not None, compare=compare)

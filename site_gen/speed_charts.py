@@ -3,6 +3,7 @@ latency with every round as a dot. Both name their statistic; the ratio is the f
 from __future__ import annotations
 
 from .analysis import RunResult, head_to_head
+from .claims import titles
 from .charts import GATE_LINE, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline
 from .wording import stat_name
 
@@ -39,7 +40,7 @@ def speed_chart(res: RunResult, t) -> Chart | None:
             ties.append(r.rows.title)
     said = {"stat": stat, "fastest": best.rows.title, "times": f"{speed[0]:.2f}", "low": f"{lo[0]:.2f}",
             "high": f"{hi[0]:.2f}"}
-    summary = ("sum_speed_ties", {**said, "ties": t("sep").join(ties)}) if ties else ("sum_speed", said)
+    summary = ("sum_speed_ties", {**said, "ties": titles(ties, t)}) if ties else ("sum_speed", said)
     return Chart("speed", fig, ["col_runtime", f"col_{q}_ms", "col_times", "col_interval95"], rows, "title_speed",
                  "cap_speed", summary, csv)
 

@@ -9,7 +9,7 @@ from rtreport.stats import MARGIN_BINS
 
 from .analysis import RunResult
 from .i18n import Translator
-from .wording import conditional_power, pct, speed_change, stat_name
+from .wording import conditional_power, pct, stat_name
 
 
 def _margin_bin_label(i: int) -> str:
@@ -32,8 +32,8 @@ def rounds_table(res: RunResult, t: Translator) -> dict | None:
                 temp=f"{min(temps)}–{max(temps)}") if clocks and temps else t("none")
         spread = r.latency["spread"]
         rows.append([r.rows.title, *per, f"{spread:.2f}×" + (" ⚠" if spread > 1.10 else ""), gpu,
-                     speed_change(r.ratio[0], t) if r.ratio else t("none"),
-                     f"{speed_change(r.ratio[1], t)} … {speed_change(r.ratio[2], t)}" if r.ratio else t("none")])
+                     f"{r.ratio[0]:.3f}" if r.ratio else t("none"),
+                     f"{r.ratio[1]:.3f} … {r.ratio[2]:.3f}" if r.ratio else t("none")])
     head = [t("col_runtime")] + [t("col_round", n=i + 1) for i in range(n)] + \
         [t("col_round_spread"), t("col_round_gpu"), t("col_vs_reference", stat=stat_name(res)),
          t("col_vs_reference_ci")]
@@ -128,8 +128,10 @@ def play_test_table(res: RunResult, t: Translator) -> dict | None:
             if sec else t("none")
         poi = f"{sec['poi']:.3f} [{sec['poi_ci'][0]:.3f}, {sec['poi_ci'][1]:.3f}]" if sec else t("none")
         check = t("check_result", matched=r.check["matched"], tested=r.check["tested"]) if r.check else t("none")
-        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})", f"{p['mean']:+.2f}", adjusted,
-                     f"{p['low']:+.2f} … {p['high']:+.2f}", f"{-p['margin']:.2f}", outcome,
+        identical = p["sd"] == 0 and p["mean"] == 0
+        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})",
+                     t("play_identical_cell", n=f"{p['n']:,}") if identical else f"{p['mean']:+.2f}", adjusted,
+                     t("none") if identical else f"{p['low']:+.2f} … {p['high']:+.2f}", f"{-p['margin']:.2f}", outcome,
                      f"{p['up']}↑ {p['down']}↓", f"{played:,} / {len(r.rows.episodes) - played:,}", iqm, poi, check])
     head = [t(k) for k in ("col_seeds_look", "col_mean_diff", "col_mean_adjusted", "col_rci", "col_margin", "col_outcome",
                            "col_up_down", "col_played_established", "col_iqm_vs_ref", "col_poi", "col_check")]

@@ -1,6 +1,7 @@
 """Verdicts and gate results in words, in the reader's language: exactly what was shown, with its interval."""
 from __future__ import annotations
 
+from . import claims
 from .i18n import Translator
 
 
@@ -28,36 +29,73 @@ def conditional_power(d: dict, t: Translator) -> str:
     return t("play_cp", looks=cp["looks_left"], design=chance(cp["design"]), observed=chance(cp["observed"]))
 
 
-def speed_change(ratio: float, t: Translator, digits: int = 1) -> str:
-    """A P95 ratio as the reader says it: "31.0 % faster", "12.6 % slower"."""
-    if abs(ratio - 1) < 0.5 * 10 ** -(digits + 2):
-        return t("same_speed")
-    return t("faster_by", value=pct(1 - ratio, digits)) if ratio < 1 else t("slower_by", value=pct(ratio - 1, digits))
-
-
 def stat_name(res) -> str:
     """The latency statistic every speed claim of a run names and pairs ("P95" or "P50": the faster gate's)."""
     return res.gates.speed_statistic.upper()
 
 
-def gate_reason(g, t: Translator) -> str:
+def speed(e: dict, t: Translator, subject: str | None = None) -> str:
+    """A latency ratio (``value``, ``low``, ``high``) with its 95 % interval as the reader says it: "31.0 % faster"
+    only when the whole interval is faster, "slower" only when all of it is slower, otherwise no direction."""
+    kind = claims.speed_kind(e)
+    if kind == "speed_unresolved":
+        return claims.say(t, kind, kind, e, subject, ratio=f"{e['value']:.3f}", low=f"{e['low']:.3f}",
+                          high=f"{e['high']:.3f}")
+    if kind == "speed_faster":
+        return claims.say(t, kind, kind, e, subject, value=pct(1 - e["value"]), low=pct(1 - e["high"]),
+                          high=pct(1 - e["low"]))
+    return claims.say(t, kind, kind, e, subject, value=pct(e["value"] - 1), low=pct(e["low"] - 1),
+                      high=pct(e["high"] - 1))
+
+
+def interval(low, high, value=None) -> dict:
+    return {"value": value, "low": low, "high": high}
+
+
+FASTER_KINDS = {"pass": "gate_faster_pass", "undecided": "gate_faster_straddles"}
+AGREEMENT_KINDS = {"pass": "agreement_pass", "fail": "agreement_fail", "undecided": "agreement_straddles"}
+PLAY_KINDS = {"pass": "play_non_inferior", "fail": "play_inferior", "undecided": "play_undecided"}
+
+
+def faster_kind(g) -> str:
+    if g.state == "fail":
+        return "gate_faster_slower" if g.detail.get("slower") else "gate_faster_short"
+    return FASTER_KINDS[g.state]
+
+
+def play_evidence(d: dict) -> dict:
+    return {k: d[k] for k in ("outcome", "mean", "low", "high", "margin", "sd", "n")}
+
+
+def play_claim(d: dict, t: Translator, subject: str | None = None, prefix: str = "gate_play") -> str:
+    """The play test's result as its outcome licenses it; a pair identical on every seed says so, not "+0.00 to
+    +0.00"."""
+    e = play_evidence(d)
+    state = {"non-inferior": "pass", "inferior": "fail", "undecided": "undecided"}[d["outcome"]]
+    if state == "pass" and claims.check("play_identical", e):
+        return claims.say(t, "play_identical", f"{prefix}_identical", e, subject, n=f"{d['n']:,}",
+                          margin=f"{d['margin']:.2f}")
+    needed = "" if state != "undecided" else conditional_power(d, t)
+    return claims.say(t, PLAY_KINDS[state], f"{prefix}_{state}", e, subject, mean=f"{d['mean']:+.2f}",
+                      low=f"{d['low']:+.2f}", high=f"{d['high']:+.2f}", n=f"{d['n']:,}", margin=f"{d['margin']:.2f}",
+                      needed=needed)
+
+
+def gate_reason(g, t: Translator, subject: str | None = None) -> str:
     key = f"gate_{g.gate}_{g.state}"
     if g.state == "missing":
         return t(key)
     if g.gate == "faster":
-        # the interval of the ratio, read from the faster end to the slower one
         d = g.detail
-        if g.state == "fail" and d.get("slower"):
-            key = "gate_faster_slower"
+        kind = faster_kind(g)
         needed = "" if g.state != "undecided" else (t(f"needs_{d['level']}", n=d["needed"]) if d.get("needed")
                                                     else t("needs_speed_unknown"))
-        return t(key, stat=d["statistic"].upper(), change=speed_change(g.value, t), low=speed_change(g.low, t),
-                 high=speed_change(g.high, t), threshold=pct(1 - g.threshold, 0), rounds=d["rounds"],
-                 needed=needed)
+        e = {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold}
+        return claims.say(t, kind, kind, e, subject, stat=d["statistic"].upper(), speed=speed(e, t, subject),
+                          threshold=pct(1 - g.threshold, 0), rounds=d["rounds"], needed=needed)
     if g.gate == "agreement":
-        return t(key, value=pct(g.value, 2), low=pct(g.low, 2), high=pct(g.high, 2), threshold=pct(g.threshold, 0),
-                 decisions=f"{g.detail['decisions']:,}", episodes=f"{g.detail['episodes']:,}")
-    d = g.detail
-    needed = "" if g.state != "undecided" else conditional_power(d, t)
-    return t(key, mean=f"{d['mean']:+.2f}", low=f"{d['low']:+.2f}", high=f"{d['high']:+.2f}", n=f"{d['n']:,}",
-             margin=f"{-d['margin']:.2f}", needed=needed)
+        e = {"low": g.low, "high": g.high, "gate": g.threshold}
+        return claims.say(t, AGREEMENT_KINDS[g.state], key, e, subject, value=pct(g.value, 2), low=pct(g.low, 2),
+                          high=pct(g.high, 2), threshold=pct(g.threshold, 0),
+                          decisions=f"{g.detail['decisions']:,}", episodes=f"{g.detail['episodes']:,}")
+    return play_claim(g.detail, t, subject)

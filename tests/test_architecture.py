@@ -173,15 +173,19 @@ def test_a_runtime_from_another_package_is_collected_and_published(tmp_path):
                           str(tmp_path / "a")], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     con = duckdb.connect(str(out), read_only=True)
-    row = con.execute("SELECT status, title, libraries, position FROM runtimes WHERE runtime_id = 'tiny-cpu-fp32'"
-                      ).fetchone()
+    row = con.execute("SELECT status, title, libraries, position, details FROM runtimes "
+                      "WHERE runtime_id = 'tiny-cpu-fp32'").fetchone()
     assert row[0] == "available" and row[1] == "TinyRT CPU FP32, plugin" and json.loads(row[2]) == {"tinyrt": "0.0.1"}
+    from collect.packages import files_sha256      # the plugin's package, version and its code's hash (#27 item 7)
+    plugin = ROOT / "tests" / "plugins" / "tiny_runtime.py"
+    package = {"name": "tiny-runtime-plugin", "version": "0.1", "sha256": files_sha256([(plugin.name, plugin)])}
+    assert json.loads(row[4])["package"] == package
     assert con.execute("SELECT count(*) FROM episodes WHERE runtime_id = 'tiny-cpu-fp32'").fetchone()[0] == 2
     con.close()
     # build runs without the plugin installed: everything it shows comes from the file
     assert CliRunner().invoke(main, ["build", str(out), "--out", str(tmp_path / "s")]).exit_code == 0
     page = (tmp_path / "s" / "en" / "hardware" / "plugin" / "index.html").read_text()
-    assert "TinyRT CPU FP32, plugin" in page and "8/8" in page
+    assert "TinyRT CPU FP32, plugin" in page and "8/8" in page and package["sha256"] in page
 
 
 def test_a_broken_plugin_is_named_and_ignored(tmp_path):

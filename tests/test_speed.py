@@ -63,7 +63,7 @@ def test_a_candidate_faster_in_every_round_is_never_called_a_tie():
     assert ra.ratio[1] <= rb.ratio[2]      # their intervals against the reference overlap …
     for r in (ra, rb):
         r.verdict = Verdict("deployment-worthy", [])
-        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100}
+        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100, "margin": 2.0}
     for lang, tie_words in (("en", "cannot be told apart"), ("zh-tw", "分不出")):
         text = recommendation_text(res, Translator(lang))
         assert tie_words not in text and "b" in text
@@ -78,7 +78,7 @@ def test_the_same_runtimes_are_a_tie_when_their_own_ratio_holds_one():
     res = analyse(_run(ref, a, b), GATES)
     for r in (res.runtime("a"), res.runtime("b")):
         r.verdict = Verdict("deployment-worthy", [])
-        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100}
+        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100, "margin": 2.0}
     assert "cannot be told apart" in recommendation_text(res, Translator("en"))
     rec = recommendation(res)
     assert rec["tie"] and rec["versus"]["low"] <= 1 <= rec["versus"]["high"]
@@ -95,11 +95,12 @@ def test_a_headline_never_mixes_p50_and_p95(lang):
     p50, p95 = ([np.percentile(c, q) / np.percentile(f, q) for c, f in zip(cand.rounds, ref.rounds)] for q in (50, 95))
     assert min(p50) > max(p95) * 1.2          # the two statistics' ratios differ in every round
     t = Translator(lang)
-    r.verdict = Verdict("undecided", [GateResult("play", "undecided", 0.0, -1.0, 1.0, -2.0,
-                                                 {"n": 100, "seeds_needed": 300})])
+    r.verdict = Verdict("undecided", [GateResult("play", "undecided", 0.0, -1.0, 1.0, -0.5,
+                                                 {"n": 100, "outcome": "undecided", "mean": 0.0, "low": -1.0,
+                                                  "high": 1.0, "margin": 0.5, "sd": 3.0, "conditional_power": None})])
     texts = [headline(res, t), recommendation_text(res, t), *sentences(res, t)[:2]]
     r.verdict = Verdict("deployment-worthy", [])
-    r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100}
+    r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100, "margin": 2.0}
     texts += [headline(res, t), recommendation_text(res, t)]
     for text in texts:
         assert "P50" not in text and "P95" in text, text

@@ -1,0 +1,97 @@
+"""The claim kinds: every generated sentence with a number or a comparison is one of these, and each kind names the
+test result that licenses it. ``say`` refuses a claim its evidence does not license (a bug in the caller, never
+the reader's problem) and records it on the translator (``t.ledger``), so a test can check every claim a page
+makes against the data, and that both languages make the same ones."""
+from __future__ import annotations
+
+TOL = 1e-9
+
+
+def _holds(e, x) -> bool:
+    return e["low"] - TOL <= x <= e["high"] + TOL
+
+
+# kind: (the result that licenses it, the check of that result on the evidence)
+KINDS = {
+    # a ratio of latencies (candidate / reference, or one runtime / another) with its 95 % interval
+    "speed_faster": ("the whole interval of the ratio lies below 1", lambda e: e["high"] < 1 - TOL),
+    "speed_slower": ("the whole interval of the ratio lies above 1", lambda e: e["low"] > 1 + TOL),
+    "speed_unresolved": ("the interval of the ratio holds 1: no direction is claimed", lambda e: _holds(e, 1)),
+    # the faster gate: ``gate`` is the ratio a runtime must reach (1 − the required reduction)
+    "gate_faster_pass": ("the interval's slow end is at or below the gate", lambda e: e["high"] <= e["gate"] + TOL),
+    "gate_faster_short": ("the whole interval lies above the gate but not above 1",
+                          lambda e: e["low"] > e["gate"] + TOL and e["low"] <= 1 + TOL),
+    "gate_faster_slower": ("the whole interval lies above 1", lambda e: e["low"] > 1 + TOL),
+    "gate_faster_straddles": ("the interval holds the gate", lambda e: _holds(e, e["gate"])),
+    # agreement on played decisions: share and its 95 % CI against the gate
+    "agreement_pass": ("the CI's low end is at or above the gate", lambda e: e["low"] >= e["gate"] - TOL),
+    "agreement_fail": ("the whole CI lies below the gate", lambda e: e["high"] < e["gate"] - TOL),
+    "agreement_straddles": ("the CI holds the gate", lambda e: _holds(e, e["gate"])),
+    "exact": ("no flip on any played decision (agreement 100 %)", lambda e: e["flips"] == 0 and e["decisions"] > 0),
+    # the play test (repeated CI of the mean paired difference against −margin)
+    "play_non_inferior": ("outcome non-inferior: the whole repeated CI lies above −margin",
+                          lambda e: e["outcome"] == "non-inferior" and e["low"] > -e["margin"]),
+    "play_inferior": ("outcome inferior: the whole repeated CI lies below −margin",
+                      lambda e: e["outcome"] == "inferior" and e["high"] < -e["margin"]),
+    "play_undecided": ("outcome undecided: the repeated CI holds −margin",
+                       lambda e: e["outcome"] == "undecided" and _holds(e, -e["margin"])),
+    "play_identical": ("every paired seed scored the same (no interval to give)",
+                       lambda e: e["sd"] == 0 and e["mean"] == 0),
+    # a verdict for a group of runtimes, and its count
+    "verdict_group": ("every runtime named has this verdict, and the count is theirs",
+                      lambda e: len(set(e["outcomes"])) == 1 and len(e["outcomes"]) == e["n"]),
+    # the most frequent kind of flip: "mostly" only when it is more than half of them
+    "flips_mostly": ("the pair is more than half of the flips", lambda e: e["share"] > 0.5 and e["largest"]),
+    "flips_most_often": ("the pair is the most frequent, at most half of the flips",
+                         lambda e: e["share"] <= 0.5 and e["largest"]),
+    # the family of verdicts: the Bonferroni bound over the distinct play tests
+    "family_bound": ("the bound is the number of distinct play tests times the per-verdict error, at most 1",
+                     lambda e: abs(e["bound"] - min(1.0, e["tests"] * e["alpha"])) < TOL and e["tests"] <= e["candidates"]),
+    # a runtime singled out as the lowest of a group on some measure
+    "lowest_of": ("its value is the lowest of the group named", lambda e: e["value"] <= min(e["others"]) + TOL),
+    # the recommendation: the fastest (point estimate) of the runtimes that pass all three gates
+    "recommend": ("it passes all three gates and has the lowest ratio of those that do",
+                  lambda e: e["outcome"] == "deployment-worthy" and e["ratio"] <= min(e["others"], default=e["ratio"])),
+    "fastest_exact": ("of the runtimes that pass all three gates with no flip, the lowest ratio",
+                      lambda e: e["flips"] == 0 and e["ratio"] <= min(e["others"], default=e["ratio"])),
+}
+# Words no generated sentence may use, whatever its kind (en, zh-TW): equality is never shown by these tests.
+NEVER = ("plays as well", "as good as the reference", "玩得一樣好", "一樣好")
+# "runtime(s)": a count says its own number (``count_key``)
+PLURAL_GUESS = r"\w\(s\)"
+
+
+class Unlicensed(AssertionError):
+    """A sentence was about to claim what its evidence does not carry."""
+
+
+def check(kind: str, evidence: dict) -> bool:
+    return bool(KINDS[kind][1](evidence))
+
+
+def say(t, kind: str, key: str, evidence: dict, subject: str | None = None, **params) -> str:
+    """The sentence ``key`` as claim ``kind``: only when ``evidence`` licenses it; recorded on ``t.ledger``."""
+    if not check(kind, evidence):
+        raise Unlicensed(f"{kind} ({KINDS[kind][0]}) is not licensed by {evidence} for {subject}")
+    text = t(key, **params)
+    ledger = getattr(t, "ledger", None)
+    if ledger is not None:
+        ledger.append({"kind": kind, "key": key, "subject": subject, "evidence": dict(evidence), "text": text})
+    return text
+
+
+def speed_kind(e: dict) -> str:
+    return "speed_faster" if check("speed_faster", e) else "speed_slower" if check("speed_slower", e) \
+        else "speed_unresolved"
+
+
+def titles(names: list[str], t) -> str:
+    """Runtime titles as one list a reader can split again: the language's list separator, or its semicolon
+    where a title itself holds that separator ("PyTorch CUDA FP32, CUDA graph")."""
+    sep = t("sep")
+    return (t("semi") if any(sep.strip() in n for n in names) else sep).join(names)
+
+
+def count_key(key: str, n: int) -> str:
+    """``key_one`` for one, ``key_other`` otherwise: never "runtime(s)"."""
+    return f"{key}_{'one' if n == 1 else 'other'}"

@@ -1,0 +1,59 @@
+"""How many tests a machine's verdicts are, and which error rate they hold (#27 item 3); pure, no I/O.
+
+The family is the candidates of one machine's run, each tested against the same reference. Each verdict holds
+its own one-sided 2.5 % error (per comparison; no familywise correction: docs/sequential-design.md says why).
+Runtimes whose games are the same game on every seed both played (a CUDA-graph twin that takes its twin's action
+at every step replays that very game) have the same paired differences and are one play test, counted once."""
+from __future__ import annotations
+
+from rtreport.sequential import ALPHA
+
+from . import claims
+from .claims import titles
+
+
+def _scores(r) -> dict:
+    return {e["seed"]: e["score"] for e in r.rows.episodes}
+
+
+def play_tests(res) -> list[list]:
+    """The judged candidates grouped into distinct play tests: two runtimes are one test when each of their
+    seeds in common scored the same for both (so their paired differences with the reference are one set)."""
+    judged = [r for r in res.runtimes if r.verdict and r.play]
+    groups: list[list] = []
+    for r in judged:
+        mine = _scores(r)
+        for g in groups:
+            other = _scores(g[0])
+            common = mine.keys() & other.keys()
+            if common and all(mine[s] == other[s] for s in common):
+                g.append(r)
+                break
+        else:
+            groups.append([r])
+    return groups
+
+
+def family(res) -> dict | None:
+    """Candidates, distinct play tests, and the Bonferroni bound on the chance that at least one candidate truly
+    worse by the margin is called non-inferior (distinct tests × the per-verdict error)."""
+    groups = play_tests(res)
+    if not groups:
+        return None
+    return {"candidates": sum(len(g) for g in groups), "tests": len(groups), "alpha": ALPHA,
+            "bound": min(1.0, len(groups) * ALPHA), "shared": [g for g in groups if len(g) > 1]}
+
+
+def family_text(res, t) -> str | None:
+    """The verdict section's statement of the family, the error rate and how twins are counted."""
+    f = family(res)
+    if f is None:
+        return None
+    from .wording import pct
+    if f["candidates"] == 1:
+        return t("family_text_one", alpha=pct(f["alpha"]))
+    shared = t("group_sep").join(t("family_group", k=k, runtimes=titles([r.rows.title for r in g], t))
+                                 for k, g in enumerate(f["shared"], 1))
+    e = {k: f[k] for k in ("candidates", "tests", "alpha", "bound")}
+    return claims.say(t, "family_bound", "family_text", e, None, candidates=f["candidates"], tests=f["tests"],
+                      alpha=pct(f["alpha"]), bound=pct(f["bound"]), shared=shared or t("family_no_shared"))
