@@ -64,8 +64,9 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
     spec = spec.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     key, params = chart.summary
     return {"id": chart.chart_id, "spec_json": spec, "title": t(chart.title), "caption": t(chart.caption),
-            "summary": t(key, **params) if key else "", "columns": [heading(c) for c in chart.columns],
-            "rows": chart.rows, "csv_href": csv_href, "height": chart.figure["layout"].get("height", 400)}
+            "summary": t(key, **params) if key else "",
+            "table": {"head": [heading(c) for c in chart.columns], "rows": chart.rows}, "csv_href": csv_href,
+            "height": chart.figure["layout"].get("height", 400)}
 
 
 def gates_view(gates: Gates, t: Translator, root: str = "../") -> dict:
@@ -102,10 +103,6 @@ def machine_title(res: RunResult, t: Translator) -> str:
              device=run.get("gpu_name") or run.get("cpu") or "?")
 
 
-TOC = (("found", "found_heading"), ("verdicts", "verdicts"), ("speed", "speed"), ("agreement", "agreement"),
-       ("play", "play"), ("costs", "costs_heading"), ("not-run", "not_run"), ("provenance", "provenance"))
-
-
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     run = res.rows.run
     charts = dict.fromkeys(("speed", "latency", "throughput", "agreement", "fixed-states", "play", "breakdown"))
@@ -135,7 +132,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                                     if run["status"] in ("running", "incomplete", "complete")
                                                     else run["status"]),
         "banners": banners(res, t), "contents": contents_text(res, t), "found": sentences(res, t),
-        "toc": [{"id": a, "text": t(k)} for a, k in TOC], "scope": scope_text(res, t),
+        "scope": scope_text(res, t),
         "verdicts": verdicts, "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
         "played_intro": t("played_intro"),

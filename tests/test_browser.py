@@ -58,7 +58,12 @@ def _open(browser, url, width=1366, height=900, javascript=True):
     return page, errors
 
 
+OPEN_ALL = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
+
+
 def _draw_all(page):
+    """Every section opened (a machine page folds all but its answer), then every chart scrolled to and drawn."""
+    page.evaluate(OPEN_ALL)
     charts = page.locator(".chart")
     for i in range(charts.count()):
         charts.nth(i).scroll_into_view_if_needed()
@@ -84,7 +89,8 @@ def test_every_page_loads_and_every_chart_draws(server, browser, site, lang):
 
 
 NEAR = """screens => [...document.querySelectorAll('.chart')].filter(c => {
-  const r = c.getBoundingClientRect(); return r.bottom > 0 && r.top < screens * innerHeight; }).map(c => c.id)"""
+  const r = c.getBoundingClientRect(); return c.checkVisibility() && r.bottom > 0 && r.top < screens * innerHeight;
+  }).map(c => c.id)"""
 TRACES = "id => document.querySelectorAll(`#${id}.js-plotly-plot .trace`).length > 0"
 
 
@@ -108,11 +114,15 @@ def test_every_chart_in_view_draws_its_traces_without_input(server, browser, lan
 
 @pytest.mark.parametrize("lang", ["zh-tw", "en"])
 def test_a_chart_further_down_draws_as_it_comes_near(server, browser, lang):
-    """The H200 page's last chart is many phone screens down: not drawn on load, drawn once scrolled to."""
+    """The H200 page's last chart is in its last folded section: not drawn on load, nor when every section is
+    opened and it is many screens down; drawn once scrolled to."""
     page, errors = _open(browser, f"{server}/{lang}/hardware/nvidia-h200/index.html", 390, 844)
     last = page.locator(".chart").last
     page.wait_for_timeout(500)
     assert last.get_attribute("data-drawn") is None and last.locator(".trace").count() == 0
+    page.evaluate(OPEN_ALL)
+    page.wait_for_timeout(500)
+    assert last.get_attribute("data-drawn") is None
     last.evaluate("el => el.scrollIntoView()")
     page.wait_for_function(TRACES, arg=last.get_attribute("id"), timeout=20_000)
     assert errors == []
@@ -133,7 +143,7 @@ OVERFLOW = """() => {
   const out = [];
   const vw = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > vw + 1) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
-  for (const el of document.querySelectorAll('main > *, section > *, figure > *, .card')) {
+  for (const el of document.querySelectorAll('main > *, section > *, details > *, figure > *, .card')) {
     const r = el.getBoundingClientRect();
     if (r.width && r.right > vw + 1) out.push(`${el.tagName}.${el.className} right edge ${r.right} > ${vw}`);
   }
@@ -185,7 +195,47 @@ def test_the_first_screen_of_home_answers_for_every_machine(server, browser, sit
 def test_pages_read_without_javascript(server, browser, site):
     page, errors = _open(browser, f"{server}/en/hardware/nvidia-h200/index.html", 390, 844, javascript=False)
     tables = page.locator("details.data table")
-    assert tables.count() >= 5 and tables.first.is_visible()
+    assert tables.count() >= 5 and not tables.first.is_visible()      # in a folded section
+    page.locator("details.part#part-speed > summary").click()          # a reader opens it: no script needed
+    assert tables.first.is_visible()
     assert not page.locator(".chart").first.is_visible()
     assert errors == []
     page.context.close()
+
+
+TABLES = """() => [...document.querySelectorAll('table')].map(t => {
+  const r = t.getBoundingClientRect(), wrap = t.closest('.table-wrap');
+  return {head: (t.querySelector('th') || {}).textContent, right: r.right,
+          scrolls: wrap ? wrap.scrollWidth > wrap.clientWidth + 1 : false};
+}).filter(t => t.right > document.documentElement.clientWidth + 1 || t.scrolls)"""
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_no_table_scrolls_sideways(server, browser, site, lang, width, height):
+    """Every table of every page, with every folded section open, fits the viewport: on a phone a table stacks
+    its rows (one block per row, each cell after its column's name), so none is wider than the screen."""
+    for rel in _pages(site, lang):
+        page, _ = _open(browser, f"{server}/{lang}/{rel}", width, height)
+        page.evaluate(OPEN_ALL)
+        wide = page.evaluate(TABLES)
+        assert wide == [], (lang, rel, width, wide[:3])
+        page.context.close()
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_a_machine_page_opens_with_its_answer(server, browser, site, lang, width, height):
+    """The answer's first lines are on the first screen of every machine page; the H200 page's open content (the
+    answer, the verdicts, the headings of the folded sections) takes about three phone screens."""
+    for rel in _pages(site, lang):
+        if not rel.startswith("hardware/"):
+            continue
+        page, _ = _open(browser, f"{server}/{lang}/{rel}", width, height)
+        box = page.locator(".answer .lede").bounding_box()
+        assert box["y"] + 3 * 16 * 1.65 <= height, (rel, box)
+        if rel.startswith("hardware/nvidia-h200/") and width < 600:
+            screens = page.evaluate("document.documentElement.scrollHeight") / height
+            print(f"{lang} H200 page at {width}x{height}: {screens:.2f} phone screens of open content")
+            assert screens <= 3.5, screens
+        page.context.close()
