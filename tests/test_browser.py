@@ -164,13 +164,36 @@ OVERFLOW = """() => {
 }"""
 
 
+OVERLAP = """() => {
+  const out = [], cut = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+                                  && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  for (const chart of document.querySelectorAll('.chart')) {
+    const boxes = [];
+    const add = (el, name) => { const r = el.getBoundingClientRect(); if (r.width && r.height) boxes.push({name, r}); };
+    chart.querySelectorAll('.legend').forEach(e => add(e.querySelector('.bg') || e, 'legend'));
+    chart.querySelectorAll('.g-xtitle, .g-ytitle').forEach(e => add(e, `axis title ${e.textContent.slice(0, 30)}`));
+    chart.querySelectorAll('.annotation').forEach(e => add(e.querySelector('.annotation-text-g') || e,
+                                                           `annotation ${e.textContent.slice(0, 30)}`));
+    chart.querySelectorAll('.xtick text, .ytick text').forEach(e => add(e, `tick ${e.textContent}`));
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a.name.startsWith('tick') && b.name.startsWith('tick')) continue;   // plotly spaces an axis's own ticks
+      if (cut(a.r, b.r)) out.push(`${chart.id}: ${a.name} overlaps ${b.name}`);
+    }
+  }
+  return out;
+}"""
+
+
 @pytest.mark.parametrize("width,height", SIZES)
 @pytest.mark.parametrize("lang", ["zh-tw", "en"])
 def test_no_chart_table_or_legend_overflows(server, browser, site, lang, width, height):
+    """Nothing sticks out of its box, and in a chart no two texts overlap (legend, axis titles, the rows' names,
+    the reference's and the gate's labels, tick labels): bounding boxes, every chart drawn."""
     for rel in _pages(site, lang):
         page, errors = _open(browser, f"{server}/{lang}/{rel}", width, height)
         _draw_all(page)
-        problems = page.evaluate(OVERFLOW)
+        problems = page.evaluate(OVERFLOW) + page.evaluate(OVERLAP)
         assert problems == [], (lang, rel, width, problems[:5])
         page.context.close()
 
@@ -239,3 +262,34 @@ def test_a_machine_page_opens_with_its_answer(server, browser, site, lang, width
             print(f"{lang} H200 page at {width}x{height}: {screens:.2f} phone screens of open content")
             assert screens <= 3.5, screens
         page.context.close()
+
+
+EDGE_POINTS = """id => {
+  const pts = [...document.querySelectorAll(`#${id} .trace .point`)].map(p => p.getBoundingClientRect())
+    .filter(r => r.width > 0 && r.height > 0);
+  const pick = pts.length ? [pts.reduce((a, b) => (b.right > a.right ? b : a)), pts.reduce((a, b) => (b.left < a.left ? b : a))] : [];
+  return pick.map(r => [r.right - Math.min(4, r.width / 2), r.top + r.height / 2]);
+}"""
+HOVER_BOX = """() => [...document.querySelectorAll('.hoverlayer .hovertext')].map(h => {
+  const r = h.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })"""
+
+
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_hover_labels_stay_on_a_phone_screen(server, browser, lang):
+    """On a phone, hovering (a tap) over a chart's rightmost and leftmost marks shows a label that fits the screen."""
+    hovered = 0
+    for rel in ("hardware/nvidia-h200/index.html", "compare/index.html"):
+        page, errors = _open(browser, f"{server}/{lang}/{rel}", 390, 844)
+        _draw_all(page)
+        for chart_id in page.evaluate("() => [...document.querySelectorAll('.chart')].map(c => c.id)"):
+            page.locator(f"#{chart_id}").scroll_into_view_if_needed()
+            for x, y in page.evaluate(EDGE_POINTS, chart_id):
+                page.mouse.move(x, y)
+                page.wait_for_timeout(150)
+                for left, right, top, bottom in page.evaluate(HOVER_BOX):
+                    assert left >= -1 and right <= 391, (rel, chart_id, left, right)
+                    hovered += 1
+                page.mouse.move(1, 1)
+        assert errors == []
+        page.context.close()
+    assert hovered >= 10
