@@ -38,9 +38,10 @@ def slugify(label: str, taken: set) -> str:
 
 
 def page_frame(lang: str, path: str, title: str, has_charts: bool, description: str = "",
-               base_url: str | None = None, kind: str = "website") -> dict:
+               base_url: str | None = None, kind: str = "website", image: str = "") -> dict:
     """Common page fields: ``path`` is the page's path below the language folder ('' for its home). Absolute
-    canonical and hreflang links (with x-default) only with a base URL: relative ones are invalid there."""
+    canonical and hreflang links (with x-default) only with a base URL: relative ones are invalid there.
+    ``image``: the page's share picture, relative to the site's root (absolute with a base URL)."""
     depth = 1 + path.count("/") + (1 if path else 0)
     root = "../" * depth
     rel = f"{path + '/' if path else ''}index.html"
@@ -51,7 +52,8 @@ def page_frame(lang: str, path: str, title: str, has_charts: bool, description: 
             "charts": has_charts, "description": description, "base_url": base_url, "kind": kind,
             "url": f"{base_url}{lang}/{rel}" if base_url else None,
             "x_default": f"{base_url}{LANGUAGES[1][0]}/{rel}" if base_url else None,
-            "og_locale": "zh_TW" if lang == "zh-tw" else "en_US"}
+            "og_locale": "zh_TW" if lang == "zh-tw" else "en_US",
+            "image": image and (f"{base_url}{image}" if base_url else f"{root}{image}")}
 
 
 def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
