@@ -20,10 +20,15 @@ FONT = {"family": "system-ui, -apple-system, 'Noto Sans TC', 'PingFang TC', 'Mic
 GATE_LINE = {"color": "#cf222e", "width": 2, "dash": "dash"}
 ZERO_LINE = {"color": "#57606a", "width": 1}
 # Legends sit below the plot, under the axis title (the figure's bottom edge, "container"), never over the data or
-# the rows' names; each entry may take a line of its own on a phone, so a chart grows by LEGEND_LINE px per entry.
+# the rows' names; each entry may take a line of its own on a phone, so a chart grows by ``legend_room`` of them.
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom",
                 "traceorder": "normal", "font": {"size": 12}, "maxheight": 1}
-LEGEND_LINE = 22
+
+
+def legend_room(names) -> int:
+    """Px a legend below the plot takes on a phone: a line per entry, two for a wrapped name (on a desktop, where
+    entries sit side by side, the plot keeps the rest)."""
+    return 12 + 20 * sum(1 + name.count("<br>") for name in names)
 # Hover boxes in a smaller font, their text on short lines, so that a box fits beside its point on a phone.
 HOVER_LABEL = {"font": {"size": 12}, "align": "left", "namelength": -1}
 
@@ -117,7 +122,8 @@ def throughput_chart(res: RunResult, t) -> Chart | None:
                "hovertemplate": _wrap(r.rows.title).replace("%", "%%") + "<br>" + t("hover_throughput")
                                 + "<extra></extra>"} for r in ran]
     fig = {"data": traces, "layout": {
-        "font": FONT, "height": 380 + LEGEND_LINE * len(ran), "margin": {"l": 10, "r": 16, "t": 16, "b": 48},
+        "font": FONT, "height": 380 + legend_room(tr["name"] for tr in traces),
+        "margin": {"l": 10, "r": 16, "t": 16, "b": 48},
         "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": True, "hovermode": "closest",
         "legend": LEGEND_BELOW, "hoverlabel": HOVER_LABEL,
         "xaxis": {"title": {"text": t("batch_size")}, "type": "log", "tickvals": sizes, "ticktext": [str(b) for b in sizes],
@@ -189,7 +195,7 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
                                "hovertemplate": _wrap(label).replace("%", "%%") + "<br>%{text}<br>"
                                                 + t("hover_fixed") + "<extra></extra>"})
     axis = {"type": "log", "dtick": 1, "exponentformat": "power", "automargin": True, "gridcolor": "#eaeef2"}
-    fig = {"data": traces, "layout": {"font": FONT, "height": 400 + LEGEND_LINE * len(traces),
+    fig = {"data": traces, "layout": {"font": FONT, "height": 400 + legend_room(tr["name"] for tr in traces),
                                       "margin": {"l": 10, "r": 16, "t": 16, "b": 48}, "paper_bgcolor": "white",
                                       "plot_bgcolor": "white", "showlegend": True, "legend": LEGEND_BELOW,
                                       "hoverlabel": HOVER_LABEL, "hovermode": "closest",

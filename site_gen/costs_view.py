@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import RunResult
-from .charts import LEGEND_BELOW, LEGEND_LINE, Chart, _rows_layout, _r, _vline, _wrap
+from .charts import LEGEND_BELOW, Chart, _rows_layout, _r, _vline, _wrap, legend_room
 from .i18n import Translator
 
 
@@ -46,7 +46,7 @@ def breakdown_chart(res: RunResult, t: Translator) -> Chart | None:
         shapes = [shape]
     layout = _rows_layout(t, len(ran), t("axis_microseconds"), names, barmode="stack", showlegend=True,
                           legend=LEGEND_BELOW, shapes=shapes, annotations=notes)
-    layout["height"] += LEGEND_LINE * len(parts)
+    layout["height"] += legend_room(tr["name"] for tr in traces)
     rows = [[r.rows.title, f"{b['decision']:.1f}", f"{b['h2d']:.1f}", f"{b['compute']:.1f}", f"{b['d2h']:.1f}",
              f"{b['host']:.1f}", f"{b['kernels']:.1f}"] for r, b in ran]
     csv = [[r.rows.runtime_id, b["decision"], b["h2d"], b["compute"], b["d2h"], b["host"], b["kernels"],

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from . import reasons
 from .analysis import RunResult
-from .charts import LEGEND_BELOW, LEGEND_LINE, PALETTE, Chart, _r, _rows_layout, _wrap
+from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap, legend_room
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
 from .findings import recommendation, recommendation_text
@@ -216,7 +216,7 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
             csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
                         x.shadow["fraction"] if x.shadow else None, x.scores["mean"] if x.scores else None])
     layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True, legend=LEGEND_BELOW)
-    layout["height"] += LEGEND_LINE * len(have)
+    layout["height"] += legend_room(tr["name"] for tr in traces)
     layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
     return Chart("cross-hardware", {"data": traces, "layout": layout},
                  ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_mean"], rows,

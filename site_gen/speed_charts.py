@@ -3,8 +3,8 @@ latency with every round as a dot. Both name their statistic; the ratio is the f
 from __future__ import annotations
 
 from .analysis import RunResult, head_to_head
-from .charts import (GATE_LINE, HOVER_LABEL, LEGEND_BELOW, LEGEND_LINE, ZERO_LINE, Chart, _color, _r,
-                     _rows_layout, _vline, _wrap, hover_lines)
+from .charts import (GATE_LINE, HOVER_LABEL, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r,
+                     _rows_layout, _vline, _wrap, hover_lines, legend_room)
 from .wording import stat_name
 
 
@@ -73,7 +73,7 @@ def latency_chart(res: RunResult, t) -> Chart | None:
     fig = {"data": [rounds, p50, p95], "layout": _rows_layout(
         t, len(ran), t("latency_ms"), names, showlegend=True, legend=LEGEND_BELOW,
         xaxis={"title": {"text": t("latency_ms")}, "automargin": True, "rangemode": "tozero", "gridcolor": "#eaeef2"})}
-    fig["layout"]["height"] += LEGEND_LINE * 3
+    fig["layout"]["height"] += legend_room(tr["name"] for tr in fig["data"])
     rows = [[r.rows.title, f"{r.latency['n']:,}", f"{r.latency['p50']:.3f}", f"{r.latency['p95']:.3f}",
              f"{lo:.3f}–{h:.3f}", f"{r.latency['p99']:.3f}", f"{r.latency['mean']:.3f}", f"{r.latency['std']:.3f}"]
             for r, lo, h in zip(ran, low, high)]
