@@ -293,3 +293,16 @@ def test_hover_labels_stay_on_a_phone_screen(server, browser, lang):
         assert errors == []
         page.context.close()
     assert hovered >= 10
+
+
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_a_link_to_a_folded_section_opens_it(server, browser, lang):
+    """A machine page's sections are folded; a link to one (its heading's id) opens it and its chart draws."""
+    page, errors = _open(browser, f"{server}/{lang}/hardware/nvidia-h200/index.html#play", 390, 844)
+    page.wait_for_function("() => document.getElementById('part-play').open", timeout=5_000)
+    page.wait_for_function(TRACES, arg="chart-play", timeout=20_000)
+    assert not page.evaluate("() => document.getElementById('part-costs').open")
+    page.evaluate("() => { location.hash = 'costs'; }")
+    page.wait_for_function("() => document.getElementById('part-costs').open", timeout=5_000)
+    assert errors == []
+    page.context.close()
