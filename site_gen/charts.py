@@ -20,6 +20,18 @@ FONT = {"family": "system-ui, -apple-system, 'Noto Sans TC', 'PingFang TC', 'Mic
         "size": 13}
 GATE_LINE = {"color": "#cf222e", "width": 2, "dash": "dash"}
 ZERO_LINE = {"color": "#57606a", "width": 1}
+# Legends sit below the plot, under the axis title (the figure's bottom edge, "container"), never over the data or
+# the rows' names; each entry may take a line of its own on a phone, so a chart grows by ``legend_room`` of them.
+LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom",
+                "traceorder": "normal", "font": {"size": 12}, "maxheight": 1}
+
+
+def legend_room(names) -> int:
+    """Px a legend below the plot takes on a phone: a line per entry, two for a wrapped name (on a desktop, where
+    entries sit side by side, the plot keeps the rest)."""
+    return 12 + 20 * sum(1 + name.count("<br>") for name in names)
+# Hover boxes in a smaller font, their text on short lines, so that a box fits beside its point on a phone.
+HOVER_LABEL = {"font": {"size": 12}, "align": "left", "namelength": -1}
 
 
 @dataclass
@@ -48,6 +60,14 @@ def _wrap(name: str, width: int = 30) -> str:
     return f"{head},<br>{tail}" if sep and len(name) > width else name
 
 
+def hover_lines(text: str) -> str:
+    """A hover text on short lines: a parenthesis opens a line, and what follows one closes it."""
+    for a, b in ((" (", "<br>("), ("（", "<br>（"), (") ", ")<br>"), ("）", "）<br>"), ("，", "，<br>")):
+        text = text.replace(a, b)
+    lines = [line.strip(" ").lstrip("，") for line in text.split("<br>")]
+    return "<br>".join(line for line in lines if line)
+
+
 def _color(res: RunResult, runtime_id: str) -> str:
     """A runtime's colour on one machine's page: by its place among the runtimes that were measured."""
     measured = [r.rows.runtime_id for r in res.runtimes if r.latency or r.agreement or r.scores]
@@ -63,7 +83,7 @@ def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
     lift = round(pitch * (1 - BAR_GAP) / 2) + 3   # a name sits just above its row's bar or marker
     layout = {"font": FONT, "height": 100 + pitch * max(n, 1), "margin": {"l": 12, "r": 16, "t": 16, "b": 48},
               "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": False, "hovermode": "closest",
-              "bargap": BAR_GAP,
+              "bargap": BAR_GAP, "hoverlabel": HOVER_LABEL,
               "xaxis": {"title": {"text": x_title}, "automargin": True, "zeroline": False, "gridcolor": "#eaeef2"},
               "yaxis": {"autorange": "reversed", "type": "category", "showticklabels": False,
                         "categoryorder": "array", "categoryarray": list(names or [])}}
@@ -74,10 +94,10 @@ def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
     layout.update(extra)
     reach = max(0, lift + 15 * (2 if two else 1) - pitch // 2)   # px the first row's name reaches above the plot
     top = [note for note in extra_notes if note.get("yref") == "paper" and note.get("y") == 1]
-    for note in top:            # a gate's label goes above the first row's name, not over it
-        note["yshift"] = reach + 2
-    need = reach + 2 + (18 if top else 0)
-    if two or top:              # and a legend above the plot stays clear of both
+    for i, note in enumerate(top):   # a line's label goes above the first row's name, not over it; two lines'
+        note["yshift"] = reach + 2 + 18 * i   # labels (the reference's and the gate's) one above the other
+    need = reach + 2 + 18 * len(top)
+    if two or top:
         grow = max(need, 16 if two else 0)
         layout["margin"] = {**layout["margin"], "t": layout["margin"]["t"] + grow}
         layout["height"] += grow
@@ -85,10 +105,10 @@ def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
     return layout
 
 
-def _vline(x, line, label=None) -> tuple[dict, list]:
+def _vline(x, line, label=None, anchor="center") -> tuple[dict, list]:
     shape = {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1, "line": line}
-    note = [{"xref": "x", "yref": "paper", "x": x, "y": 1, "yanchor": "bottom", "text": label, "showarrow": False,
-             "font": {"size": 11, "color": line["color"]}}] if label else []
+    note = [{"xref": "x", "yref": "paper", "x": x, "y": 1, "yanchor": "bottom", "xanchor": anchor, "text": label,
+             "showarrow": False, "font": {"size": 11, "color": line["color"]}}] if label else []
     return shape, note
 
 
@@ -100,12 +120,13 @@ def throughput_chart(res: RunResult, t) -> Chart | None:
     traces = [{"type": "scatter", "mode": "lines+markers", "name": _wrap(r.rows.title), "x": list(r.throughput),
                "y": [_r(v, 1) for v in r.throughput.values()], "line": {"color": _color(res, r.rows.runtime_id)},
                "marker": {"color": _color(res, r.rows.runtime_id)},
-               "hovertemplate": r.rows.title.replace("%", "%%") + "<br>" + t("hover_throughput") + "<extra></extra>"}
-              for r in ran]
+               "hovertemplate": _wrap(r.rows.title).replace("%", "%%") + "<br>" + t("hover_throughput")
+                                + "<extra></extra>"} for r in ran]
     fig = {"data": traces, "layout": {
-        "font": FONT, "height": 380 + 30 * len(ran), "margin": {"l": 10, "r": 16, "t": 16 + 30 * len(ran), "b": 48}, "paper_bgcolor": "white",
-        "plot_bgcolor": "white", "showlegend": True, "hovermode": "closest",
-        "legend": {"orientation": "v", "x": 0, "y": 1.0, "yanchor": "bottom", "font": {"size": 11}},
+        "font": FONT, "height": 380 + legend_room(tr["name"] for tr in traces),
+        "margin": {"l": 10, "r": 16, "t": 16, "b": 48},
+        "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": True, "hovermode": "closest",
+        "legend": LEGEND_BELOW, "hoverlabel": HOVER_LABEL,
         "xaxis": {"title": {"text": t("batch_size")}, "type": "log", "tickvals": sizes, "ticktext": [str(b) for b in sizes],
                   "automargin": True, "gridcolor": "#eaeef2"},
         "yaxis": {"title": {"text": t("decisions_per_s")}, "type": "log", "dtick": "D2", "tickformat": "~s",
@@ -133,7 +154,8 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
                          "arrayminus": [_r(p - 100 * r.shadow["low"], 4) for r, p in zip(ran, pct)]},
              "customdata": [[f"{r.shadow['same']:,}", f"{r.shadow['decisions']:,}", f"{r.shadow['episodes']:,}"]
                             for r in ran],
-             "hovertemplate": "%{y}<br>" + t("hover_agreement") + "<extra></extra>"}
+             "text": [_wrap(n) for n in names],
+             "hovertemplate": "%{text}<br>" + hover_lines(t("hover_agreement")) + "<extra></extra>"}
     gate = 100 * res.gates.min_same_action_fraction
     g, note = _vline(gate, GATE_LINE, t("gate_line_agreement", x=f"{gate:g} %"))
     low = min([gate] + [100 * r.shadow["low"] for r in ran])
@@ -164,18 +186,21 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
         for label, idx, symbol in ((r.rows.title, [s for s in range(a["states"]) if s not in flipped], "circle"),
                                    (f"{r.rows.title} — {t('flipped')}", sorted(flipped), "x")):
             if idx:
-                traces.append({"type": "scatter", "mode": "markers", "name": label,
+                traces.append({"type": "scatter", "mode": "markers", "name": _wrap(label, 40),
+                               "legendgroup": r.rows.runtime_id,
                                "x": [max(_r(a["reference_margin"][s], 9), 1e-9) for s in idx],
                                "y": [max(_r(a["per_state_max_abs_dq"][s], 12), 1e-9) for s in idx],
                                "text": [t("state_n", n=s) for s in idx],
                                "marker": {"color": _color(res, r.rows.runtime_id), "symbol": symbol,
                                           "size": 10 if symbol == "x" else 7, "opacity": 0.8},
-                               "hovertemplate": label.replace("%", "%%") + "<br>%{text}<br>" + t("hover_fixed")
-                                                + "<extra></extra>"})
+                               "hovertemplate": _wrap(label).replace("%", "%%") + "<br>%{text}<br>"
+                                                + t("hover_fixed") + "<extra></extra>"})
     axis = {"type": "log", "dtick": 1, "exponentformat": "power", "automargin": True, "gridcolor": "#eaeef2"}
-    fig = {"data": traces, "layout": {"font": FONT, "height": 400, "margin": {"l": 10, "r": 16, "t": 16, "b": 48},
-                                      "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": False,
-                                      "hovermode": "closest", "xaxis": {**axis, "title": {"text": t("reference_margin")}},
+    fig = {"data": traces, "layout": {"font": FONT, "height": 400 + legend_room(tr["name"] for tr in traces),
+                                      "margin": {"l": 10, "r": 16, "t": 16, "b": 48}, "paper_bgcolor": "white",
+                                      "plot_bgcolor": "white", "showlegend": True, "legend": LEGEND_BELOW,
+                                      "hoverlabel": HOVER_LABEL, "hovermode": "closest",
+                                      "xaxis": {**axis, "title": {"text": t("reference_margin")}},
                                       "yaxis": {**axis, "title": {"text": t("max_abs_dq")}}}}
     rows = [[r.rows.title, f"{r.agreement['same_actions']}/{r.agreement['states']}",
              f"{r.agreement['max_abs_dq']:.2e}", f"{r.agreement['mean_abs_dq']:.2e}", str(len(r.agreement["flips"]))]
@@ -207,11 +232,12 @@ def play_chart(res: RunResult, t) -> Chart | None:
                              r.play["mean"] == 0 else t("hover_play_ci", low=f"{r.play['low']:+.1f}",
                                                          high=f"{r.play['high']:+.1f}"), f"{r.play['n']:,}",
                              t(f"play_{r.play['outcome']}")] for r in tested],
-             "hovertemplate": "%{y}<br>" + t("hover_play") + "<extra></extra>"}
-    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"))
-    zero, _ = _vline(0, ZERO_LINE)
+             "text": [_wrap(n) for n in names],
+             "hovertemplate": "%{text}<br>" + hover_lines(t("hover_play")) + "<extra></extra>"}
+    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"), "right")
+    zero, same = _vline(0, ZERO_LINE, t("ref_line_play"), "left")
     fig = {"data": [trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), names, shapes=[zero, g],
-                                                   annotations=note)}
+                                                   annotations=same + note)}
     rows, csv = [], []
     for r in tested:
         s, p = r.scores, r.play

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import RunResult
-from .charts import Chart, _rows_layout, _r, _vline
+from .charts import LEGEND_BELOW, Chart, _rows_layout, _r, _vline, _wrap, legend_room
 from .i18n import Translator
 
 
@@ -36,16 +36,17 @@ def breakdown_chart(res: RunResult, t: Translator) -> Chart | None:
     parts = (("h2d", "#0969da"), ("compute", "#1a7f37"), ("d2h", "#9a6700"), ("host", "#afb8c1"))
     traces = [{"type": "bar", "orientation": "h", "name": t(f"part_{p}"), "y": names,
                "x": [_r(b[p], 2) for _, b in ran], "marker": {"color": c},
-               "hovertemplate": "%{y}<br>" + t(f"part_{p}") + ": %{x:.1f} µs<extra></extra>"} for p, c in parts]
-    layout = _rows_layout(t, len(ran), t("axis_microseconds"), names, barmode="stack", showlegend=True,
-                          legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
-                          margin={"l": 10, "r": 16, "t": 56, "b": 48})
+               "text": [_wrap(n) for n in names], "textposition": "none",
+               "hovertemplate": "%{text}<br>" + t(f"part_{p}") + ": %{x:.1f} µs<extra></extra>"} for p, c in parts]
     floor = res.rows.floors.get("copy")
-    if floor is not None and floor.size:
-        shape, note = _vline(float(np.percentile(floor, 50)) * 1e6, {"color": "#cf222e", "width": 2, "dash": "dot"},
-                             t("floor_line", us=f"{np.percentile(floor, 50) * 1e6:.1f}"))
-        layout.update(shapes=[shape])
-        layout["annotations"] += note
+    shapes, notes = [], []
+    if floor is not None and floor.size:    # the copy floor's label above the first row's name, as a gate's is
+        shape, notes = _vline(float(np.percentile(floor, 50)) * 1e6, {"color": "#cf222e", "width": 2, "dash": "dot"},
+                              t("floor_line", us=f"{np.percentile(floor, 50) * 1e6:.1f}"), "left")
+        shapes = [shape]
+    layout = _rows_layout(t, len(ran), t("axis_microseconds"), names, barmode="stack", showlegend=True,
+                          legend=LEGEND_BELOW, shapes=shapes, annotations=notes)
+    layout["height"] += legend_room(tr["name"] for tr in traces)
     rows = [[r.rows.title, f"{b['decision']:.1f}", f"{b['h2d']:.1f}", f"{b['compute']:.1f}", f"{b['d2h']:.1f}",
              f"{b['host']:.1f}", f"{b['kernels']:.1f}"] for r, b in ran]
     csv = [[r.rows.runtime_id, b["decision"], b["h2d"], b["compute"], b["d2h"], b["host"], b["kernels"],

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from . import claims, reasons
 from .analysis import RunResult
-from .charts import PALETTE, Chart, _r, _rows_layout
+from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap, legend_room
 from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
@@ -235,16 +235,16 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
                        "x": [_r(x.latency["p95"]) for x in ran],
                        "marker": {"size": 11, "color": PALETTE[i % len(PALETTE)], "symbol": ["circle", "diamond",
                                                                                              "square"][i % 3]},
-                       "hovertemplate": label.replace("%", "%%") + "<br>%{y}<br>P95 %{x:.3f} ms<extra></extra>"})
+                       "text": [_wrap(x.rows.title) for x in ran],
+                       "hovertemplate": label.replace("%", "%%") + "<br>%{text}<br>P95 %{x:.3f} ms<extra></extra>"})
         for x in ran:
             mean = paired_cell(x, t)
             agree = f"{100 * x.shadow['fraction']:.3f} %" if x.shadow else "—"
             rows.append([label, x.rows.title, f"{x.latency['p50']:.3f}", f"{x.latency['p95']:.3f}", agree, mean])
             csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
                         x.shadow["fraction"] if x.shadow else None, x.play["mean"] if x.play else None])
-    layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True,
-                          legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
-                          margin={"l": 12, "r": 16, "t": 40, "b": 48})
+    layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True, legend=LEGEND_BELOW)
+    layout["height"] += legend_room(tr["name"] for tr in traces)
     layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
     return Chart("cross-hardware", {"data": traces, "layout": layout},
                  ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_paired_play"], rows,

@@ -39,9 +39,10 @@ def slugify(label: str, taken: set) -> str:
 
 
 def page_frame(lang: str, path: str, title: str, has_charts: bool, description: str = "",
-               base_url: str | None = None, kind: str = "website") -> dict:
+               base_url: str | None = None, kind: str = "website", image: str = "") -> dict:
     """Common page fields: ``path`` is the page's path below the language folder ('' for its home). Absolute
-    canonical and hreflang links (with x-default) only with a base URL: relative ones are invalid there."""
+    canonical and hreflang links (with x-default) only with a base URL: relative ones are invalid there.
+    ``image``: the page's share picture, relative to the site's root (absolute with a base URL)."""
     depth = 1 + path.count("/") + (1 if path else 0)
     root = "../" * depth
     rel = f"{path + '/' if path else ''}index.html"
@@ -52,7 +53,8 @@ def page_frame(lang: str, path: str, title: str, has_charts: bool, description: 
             "charts": has_charts, "description": description, "base_url": base_url, "kind": kind,
             "url": f"{base_url}{lang}/{rel}" if base_url else None,
             "x_default": f"{base_url}{LANGUAGES[1][0]}/{rel}" if base_url else None,
-            "og_locale": "zh_TW" if lang == "zh-tw" else "en_US"}
+            "og_locale": "zh_TW" if lang == "zh-tw" else "en_US",
+            "image": image and (f"{base_url}{image}" if base_url else f"{root}{image}")}
 
 
 def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
@@ -65,8 +67,9 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
     spec = spec.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     key, params = chart.summary
     return {"id": chart.chart_id, "spec_json": spec, "title": t(chart.title), "caption": t(chart.caption),
-            "summary": t(key, **params) if key else "", "columns": [heading(c) for c in chart.columns],
-            "rows": chart.rows, "csv_href": csv_href, "height": chart.figure["layout"].get("height", 400)}
+            "summary": t(key, **params) if key else "",
+            "table": {"head": [heading(c) for c in chart.columns], "rows": chart.rows}, "csv_href": csv_href,
+            "height": chart.figure["layout"].get("height", 400)}
 
 
 def gates_view(gates: Gates, t: Translator, root: str = "../") -> dict:
@@ -103,10 +106,6 @@ def machine_title(res: RunResult, t: Translator) -> str:
              device=run.get("gpu_name") or run.get("cpu") or "?")
 
 
-TOC = (("found", "found_heading"), ("verdicts", "verdicts"), ("speed", "speed"), ("agreement", "agreement"),
-       ("play", "play"), ("costs", "costs_heading"), ("not-run", "not_run"), ("provenance", "provenance"))
-
-
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     run = res.rows.run
     charts = dict.fromkeys(("speed", "latency", "throughput", "agreement", "fixed-states", "play", "breakdown"))
@@ -138,7 +137,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                                     if run["status"] in ("running", "incomplete", "complete")
                                                     else run["status"]),
         "banners": banners(res, t), "contents": contents_text(res, t), "found": sentences(res, t),
-        "toc": [{"id": a, "text": t(k)} for a, k in TOC], "scope": scope_text(res, t),
+        "scope": scope_text(res, t),
         "verdicts": verdicts, "family": family_text(res, t), "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
         "played_intro": t("played_intro"),

@@ -14,10 +14,11 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
-from .history import groups as history_groups, history_link, history_page, history_slugs
+from .history import answer, groups as history_groups, history_link, history_page, history_slugs
 from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
 from .claims import count_key
 from .i18n import LANGUAGES, Translator
+from .og_image import machine_png, site_png
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame, slugify
 from .verdicts_json import verdicts_document
 from .web import atom_feed, meta_description, not_found_view, robots, root_view, sitemap
@@ -29,6 +30,7 @@ PLOTLY_LOCALE = "plotly-locale-zh-tw-3.7.0.js"
 STATIC = (PLOTLY, PLOTLY_LOCALE, "plotly-LICENSE.txt", "rtreport.js", "site.css", "favicon.svg")
 TOUCH_ICON = "apple-touch-icon.png"               # 180×180, the favicon's picture; at the site root, where iOS looks
 MARKER = ".rtreport-site"
+SITE_PICTURE = "og/site.png"                      # the share picture of pages that are not one machine's
 CSV_HEADERS = {
     "speed": ["runtime_id", "p95_ms", "times_reference_speed", "ci_low", "ci_high"],
     "latency": ["runtime_id", "samples", "p50_ms", "p95_ms", "p95_ci_low_ms", "p95_ci_high_ms", "p99_ms", "mean_ms",
@@ -45,8 +47,12 @@ CSV_HEADERS = {
 
 
 def _write(path: Path, text: str) -> None:
+    _write_bytes(path, text.encode("utf-8"))
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(data)
 
 
 def _csv(rows, header) -> str:
@@ -70,10 +76,10 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
     written = []
 
     def render(template: str, lang: str, rel: str, title: str, description: str, has_charts: bool,
-               kind: str = "website", **ctx) -> None:
+               kind: str = "website", image: str = SITE_PICTURE, **ctx) -> None:
         doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
         t = Translator(lang)
-        page = page_frame(lang, rel, title, has_charts, meta_description(description), base_url, kind)
+        page = page_frame(lang, rel, title, has_charts, meta_description(description), base_url, kind, image)
         html = env.get_template(template).render(t=t, page=page, plotly_file=PLOTLY, plotly_locale=PLOTLY_LOCALE,
                                                  gates=gates_view(gates, t, page["root"]), **ctx)
         path = out / lang / (rel + "/" if rel else "") / "index.html"
@@ -100,11 +106,12 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             label = history_of.get(id(res))
             hw["history"] = label and history_link(label, dict(histories)[label], res, history_slug[label], t)
             render("hardware.html", lang, f"hardware/{slug}", machine_title(res, t), hw["found"][0],
-                   any(hw["charts"].values()), kind="article", hw=hw)
+                   any(hw["charts"].values()), kind="article", image=f"og/{slug}.png", hw=hw)
         for label, runs in histories:
             doing.update(what=f"writing the history of {label}", source=None)
             render("history.html", lang, f"history/{history_slug[label]}", t("hist_heading", label=label),
-                   t("hist_description", label=label, n=len(runs)), False, hist=history_page(label, runs, t))
+                   t("hist_description", label=label, n=len(runs)), False, image=f"og/{runs[answer(runs)][1]}.png",
+                   hist=history_page(label, runs, t))
 
     # Chart data as CSV and verdicts as JSON, language-neutral (runtime ids, raw numbers).
     doing.update(what="writing the chart data (CSV) and verdicts.json", source=None)
@@ -119,6 +126,11 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
     if chart:
         _write(out / "data" / "cross-hardware.csv", _csv(chart.csv_rows, CSV_HEADERS["cross-hardware"]))
 
+    doing["what"] = "drawing the share pictures (og:image)"
+    for res, slug in zip(results, slugs):
+        _write_bytes(out / "og" / f"{slug}.png", machine_png(res))
+    _write_bytes(out / SITE_PICTURE, site_png([res for res, _ in newest_first(results, slugs)]))
+
     doing["what"] = "writing the feed, robots.txt and the assets"
     _write(out / "feed.xml", atom_feed(results, slugs, base_url))
     _write(out / "robots.txt", robots(base_url))
@@ -129,7 +141,8 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
     for name in STATIC:
         shutil.copyfile(ASSETS / name, assets / name)
     _write(out / "gates.toml", Path(gates_path or DEFAULT_GATES).read_text())
-    _write(out / "index.html", env.get_template("root.html").render(root=root_view(results, slugs, base_url)))
+    _write(out / "index.html", env.get_template("root.html").render(
+        root=root_view(results, slugs, base_url), image=(base_url or "") + SITE_PICTURE))
     _write(out / "404.html", env.get_template("404.html").render(nf=not_found_view(base_url)))
     shutil.copyfile(ASSETS / TOUCH_ICON, out / TOUCH_ICON)
     _write(out / MARKER, "built by rtreport build; this folder is replaced on every build\n")

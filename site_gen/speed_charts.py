@@ -3,8 +3,9 @@ latency with every round as a dot. Both name their statistic; the ratio is the f
 from __future__ import annotations
 
 from .analysis import RunResult, head_to_head
+from .charts import (GATE_LINE, HOVER_LABEL, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r,
+                     _rows_layout, _vline, _wrap, hover_lines, legend_room)
 from .claims import titles
-from .charts import GATE_LINE, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline
 from .wording import stat_name
 
 
@@ -23,12 +24,12 @@ def speed_chart(res: RunResult, t) -> Chart | None:
              "marker": {"color": [_color(res, r.rows.runtime_id) for r in ran]},
              "error_x": {"type": "data", "symmetric": False, "array": [_r(h - s, 3) for h, s in zip(hi, speed)],
                          "arrayminus": [_r(s - low, 3) for s, low in zip(speed, lo)], "color": "#1b1f24"},
-             "customdata": custom,
-             "hovertemplate": "%{y}<br>" + stat + " " + t("hover_speed") + "<extra></extra>"}
-    g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"))
-    one, _ = _vline(1, ZERO_LINE)
+             "customdata": custom, "text": [_wrap(n) for n in names], "textposition": "none",
+             "hovertemplate": "%{text}<br>" + stat + " " + hover_lines(t("hover_speed")) + "<extra></extra>"}
+    g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"), "left")
+    one, ref = _vline(1, ZERO_LINE, t("ref_line_speed"), "left")
     fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference", stat=stat), names,
-                                                   shapes=[one, g], annotations=note)}
+                                                   shapes=[one, g], annotations=ref + note)}
     rows = [[r.rows.title, f"{r.latency[q]:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×"]
             for r, s, a, b in zip(ran, speed, lo, hi)]
     csv = [[r.rows.runtime_id, r.latency[q], s, a, b] for r, s, a, b in zip(ran, speed, lo, hi)]
@@ -56,24 +57,24 @@ def latency_chart(res: RunResult, t) -> Chart | None:
     rounds = {"type": "scatter", "mode": "markers", "name": t("rounds_dots"), "y": [d[0] for d in dots],
               "x": [_r(d[2]) for d in dots],
               "marker": {"symbol": "circle", "size": 5, "opacity": 0.55, "color": [d[1] for d in dots]},
-              "hovertemplate": "%{y}<br>P95 %{x:.3f} ms<extra></extra>"}
+              "text": [_wrap(d[0]) for d in dots], "hovertemplate": "%{text}<br>P95 %{x:.3f} ms<extra></extra>"}
     low = [r.latency["p95_ci_low"] if r.latency["p95_ci_low"] is not None else r.latency["p95"] for r in ran]
     high = [r.latency["p95_ci_high"] if r.latency["p95_ci_high"] is not None else r.latency["p95"] for r in ran]
     p50 = {"type": "scatter", "mode": "markers", "name": "P50", "y": names, "x": [_r(r.latency["p50"]) for r in ran],
            "marker": {"symbol": "circle-open", "size": 11, "color": colors, "line": {"width": 2}},
-           "hovertemplate": "%{y}<br>P50 %{x:.3f} ms<extra></extra>"}
+           "text": [_wrap(n) for n in names], "hovertemplate": "%{text}<br>P50 %{x:.3f} ms<extra></extra>"}
     p95 = {"type": "scatter", "mode": "markers", "name": "P95", "y": names, "x": [_r(r.latency["p95"]) for r in ran],
            "marker": {"symbol": "diamond", "size": 11, "color": colors},
            "error_x": {"type": "data", "symmetric": False, "color": "#57606a",
                        "array": [_r(h - r.latency["p95"]) for r, h in zip(ran, high)],
                        "arrayminus": [_r(r.latency["p95"] - lo) for r, lo in zip(ran, low)]},
            "customdata": [[f"{lo:.3f}", f"{h:.3f}"] for lo, h in zip(low, high)],
-           "hovertemplate": "%{y}<br>P95 %{x:.3f} ms (95 % %{customdata[0]}–%{customdata[1]})<extra></extra>"}
+           "text": [_wrap(n) for n in names],
+           "hovertemplate": "%{text}<br>P95 %{x:.3f} ms<br>(95 % %{customdata[0]}–%{customdata[1]})<extra></extra>"}
     fig = {"data": [rounds, p50, p95], "layout": _rows_layout(
-        t, len(ran), t("latency_ms"), names, showlegend=True,
-        legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "xanchor": "left"},
-        margin={"l": 10, "r": 16, "t": 36, "b": 48}, xaxis={"title": {"text": t("latency_ms")}, "automargin": True,
-                                                              "rangemode": "tozero", "gridcolor": "#eaeef2"})}
+        t, len(ran), t("latency_ms"), names, showlegend=True, legend=LEGEND_BELOW,
+        xaxis={"title": {"text": t("latency_ms")}, "automargin": True, "rangemode": "tozero", "gridcolor": "#eaeef2"})}
+    fig["layout"]["height"] += legend_room(tr["name"] for tr in fig["data"])
     rows = [[r.rows.title, f"{r.latency['n']:,}", f"{r.latency['p50']:.3f}", f"{r.latency['p95']:.3f}",
              f"{lo:.3f}–{h:.3f}", f"{r.latency['p99']:.3f}", f"{r.latency['mean']:.3f}", f"{r.latency['std']:.3f}"]
             for r, lo, h in zip(ran, low, high)]

@@ -58,7 +58,12 @@ def _open(browser, url, width=1366, height=900, javascript=True):
     return page, errors
 
 
+OPEN_ALL = "() => document.querySelectorAll('details').forEach(d => { d.open = true; })"
+
+
 def _draw_all(page):
+    """Every section opened (a machine page folds all but its answer), then every chart scrolled to and drawn."""
+    page.evaluate(OPEN_ALL)
     charts = page.locator(".chart")
     for i in range(charts.count()):
         charts.nth(i).scroll_into_view_if_needed()
@@ -84,7 +89,8 @@ def test_every_page_loads_and_every_chart_draws(server, browser, site, lang):
 
 
 NEAR = """screens => [...document.querySelectorAll('.chart')].filter(c => {
-  const r = c.getBoundingClientRect(); return r.bottom > 0 && r.top < screens * innerHeight; }).map(c => c.id)"""
+  const r = c.getBoundingClientRect(); return c.checkVisibility() && r.bottom > 0 && r.top < screens * innerHeight;
+  }).map(c => c.id)"""
 TRACES = "id => document.querySelectorAll(`#${id}.js-plotly-plot .trace`).length > 0"
 
 
@@ -108,11 +114,15 @@ def test_every_chart_in_view_draws_its_traces_without_input(server, browser, lan
 
 @pytest.mark.parametrize("lang", ["zh-tw", "en"])
 def test_a_chart_further_down_draws_as_it_comes_near(server, browser, lang):
-    """The H200 page's last chart is many phone screens down: not drawn on load, drawn once scrolled to."""
+    """The H200 page's last chart is in its last folded section: not drawn on load, nor when every section is
+    opened and it is many screens down; drawn once scrolled to."""
     page, errors = _open(browser, f"{server}/{lang}/hardware/nvidia-h200/index.html", 390, 844)
     last = page.locator(".chart").last
     page.wait_for_timeout(500)
     assert last.get_attribute("data-drawn") is None and last.locator(".trace").count() == 0
+    page.evaluate(OPEN_ALL)
+    page.wait_for_timeout(500)
+    assert last.get_attribute("data-drawn") is None
     last.evaluate("el => el.scrollIntoView()")
     page.wait_for_function(TRACES, arg=last.get_attribute("id"), timeout=20_000)
     assert errors == []
@@ -133,7 +143,7 @@ OVERFLOW = """() => {
   const out = [];
   const vw = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > vw + 1) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
-  for (const el of document.querySelectorAll('main > *, section > *, figure > *, .card')) {
+  for (const el of document.querySelectorAll('main > *, section > *, details > *, figure > *, .card')) {
     const r = el.getBoundingClientRect();
     if (r.width && r.right > vw + 1) out.push(`${el.tagName}.${el.className} right edge ${r.right} > ${vw}`);
   }
@@ -154,13 +164,36 @@ OVERFLOW = """() => {
 }"""
 
 
+OVERLAP = """() => {
+  const out = [], cut = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+                                  && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  for (const chart of document.querySelectorAll('.chart')) {
+    const boxes = [];
+    const add = (el, name) => { const r = el.getBoundingClientRect(); if (r.width && r.height) boxes.push({name, r}); };
+    chart.querySelectorAll('.legend').forEach(e => add(e.querySelector('.bg') || e, 'legend'));
+    chart.querySelectorAll('.g-xtitle, .g-ytitle').forEach(e => add(e, `axis title ${e.textContent.slice(0, 30)}`));
+    chart.querySelectorAll('.annotation').forEach(e => add(e.querySelector('.annotation-text-g') || e,
+                                                           `annotation ${e.textContent.slice(0, 30)}`));
+    chart.querySelectorAll('.xtick text, .ytick text').forEach(e => add(e, `tick ${e.textContent}`));
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a.name.startsWith('tick') && b.name.startsWith('tick')) continue;   // plotly spaces an axis's own ticks
+      if (cut(a.r, b.r)) out.push(`${chart.id}: ${a.name} overlaps ${b.name}`);
+    }
+  }
+  return out;
+}"""
+
+
 @pytest.mark.parametrize("width,height", SIZES)
 @pytest.mark.parametrize("lang", ["zh-tw", "en"])
 def test_no_chart_table_or_legend_overflows(server, browser, site, lang, width, height):
+    """Nothing sticks out of its box, and in a chart no two texts overlap (legend, axis titles, the rows' names,
+    the reference's and the gate's labels, tick labels): bounding boxes, every chart drawn."""
     for rel in _pages(site, lang):
         page, errors = _open(browser, f"{server}/{lang}/{rel}", width, height)
         _draw_all(page)
-        problems = page.evaluate(OVERFLOW)
+        problems = page.evaluate(OVERFLOW) + page.evaluate(OVERLAP)
         assert problems == [], (lang, rel, width, problems[:5])
         page.context.close()
 
@@ -185,7 +218,91 @@ def test_the_first_screen_of_home_answers_for_every_machine(server, browser, sit
 def test_pages_read_without_javascript(server, browser, site):
     page, errors = _open(browser, f"{server}/en/hardware/nvidia-h200/index.html", 390, 844, javascript=False)
     tables = page.locator("details.data table")
-    assert tables.count() >= 5 and tables.first.is_visible()
+    assert tables.count() >= 5 and not tables.first.is_visible()      # in a folded section
+    page.locator("details.part#part-speed > summary").click()          # a reader opens it: no script needed
+    assert tables.first.is_visible()
     assert not page.locator(".chart").first.is_visible()
+    assert errors == []
+    page.context.close()
+
+
+TABLES = """() => [...document.querySelectorAll('table')].map(t => {
+  const r = t.getBoundingClientRect(), wrap = t.closest('.table-wrap');
+  return {head: (t.querySelector('th') || {}).textContent, right: r.right,
+          scrolls: wrap ? wrap.scrollWidth > wrap.clientWidth + 1 : false};
+}).filter(t => t.right > document.documentElement.clientWidth + 1 || t.scrolls)"""
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_no_table_scrolls_sideways(server, browser, site, lang, width, height):
+    """Every table of every page, with every folded section open, fits the viewport: on a phone a table stacks
+    its rows (one block per row, each cell after its column's name), so none is wider than the screen."""
+    for rel in _pages(site, lang):
+        page, _ = _open(browser, f"{server}/{lang}/{rel}", width, height)
+        page.evaluate(OPEN_ALL)
+        wide = page.evaluate(TABLES)
+        assert wide == [], (lang, rel, width, wide[:3])
+        page.context.close()
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_a_machine_page_opens_with_its_answer(server, browser, site, lang, width, height):
+    """The answer's first lines are on the first screen of every machine page; the H200 page's open content (the
+    answer, the verdicts, the headings of the folded sections) takes about three phone screens."""
+    for rel in _pages(site, lang):
+        if not rel.startswith("hardware/"):
+            continue
+        page, _ = _open(browser, f"{server}/{lang}/{rel}", width, height)
+        box = page.locator(".answer .lede").bounding_box()
+        assert box["y"] + 3 * 16 * 1.65 <= height, (rel, box)
+        if rel.startswith("hardware/nvidia-h200/") and width < 600:
+            screens = page.evaluate("document.documentElement.scrollHeight") / height
+            print(f"{lang} H200 page at {width}x{height}: {screens:.2f} phone screens of open content")
+            assert screens <= 3.5, screens
+        page.context.close()
+
+
+EDGE_POINTS = """id => {
+  const pts = [...document.querySelectorAll(`#${id} .trace .point`)].map(p => p.getBoundingClientRect())
+    .filter(r => r.width > 0 && r.height > 0);
+  const pick = pts.length ? [pts.reduce((a, b) => (b.right > a.right ? b : a)), pts.reduce((a, b) => (b.left < a.left ? b : a))] : [];
+  return pick.map(r => [r.right - Math.min(4, r.width / 2), r.top + r.height / 2]);
+}"""
+HOVER_BOX = """() => [...document.querySelectorAll('.hoverlayer .hovertext')].map(h => {
+  const r = h.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom]; })"""
+
+
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_hover_labels_stay_on_a_phone_screen(server, browser, lang):
+    """On a phone, hovering (a tap) over a chart's rightmost and leftmost marks shows a label that fits the screen."""
+    hovered = 0
+    for rel in ("hardware/nvidia-h200/index.html", "compare/index.html"):
+        page, errors = _open(browser, f"{server}/{lang}/{rel}", 390, 844)
+        _draw_all(page)
+        for chart_id in page.evaluate("() => [...document.querySelectorAll('.chart')].map(c => c.id)"):
+            page.locator(f"#{chart_id}").scroll_into_view_if_needed()
+            for x, y in page.evaluate(EDGE_POINTS, chart_id):
+                page.mouse.move(x, y)
+                page.wait_for_timeout(150)
+                for left, right, top, bottom in page.evaluate(HOVER_BOX):
+                    assert left >= -1 and right <= 391, (rel, chart_id, left, right)
+                    hovered += 1
+                page.mouse.move(1, 1)
+        assert errors == []
+        page.context.close()
+    assert hovered >= 10
+
+
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_a_link_to_a_folded_section_opens_it(server, browser, lang):
+    """A machine page's sections are folded; a link to one (its heading's id) opens it and its chart draws."""
+    page, errors = _open(browser, f"{server}/{lang}/hardware/nvidia-h200/index.html#play", 390, 844)
+    page.wait_for_function("() => document.getElementById('part-play').open", timeout=5_000)
+    page.wait_for_function(TRACES, arg="chart-play", timeout=20_000)
+    assert not page.evaluate("() => document.getElementById('part-costs').open")
+    page.evaluate("() => { location.hash = 'costs'; }")
+    page.wait_for_function("() => document.getElementById('part-costs').open", timeout=5_000)
     assert errors == []
     page.context.close()

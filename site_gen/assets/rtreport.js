@@ -2,8 +2,9 @@
 // No chart waits for the reader: the bundle loads as soon as a chart is on the screen or near it, and each chart
 // draws when it comes within a screen of the viewport (IntersectionObserver), one chart per task, so that drawing
 // many charts never blocks the page in one long task. A page whose charts are all further down loads no bundle
-// until the reader scrolls towards them. The data table under each chart stays open for readers without JavaScript
-// and folds once charts can draw; a box whose chart is loading says so (the words come from the page).
+// until the reader scrolls towards them; a chart in a folded section (<details>) draws once the reader opens it and
+// it comes near. The data table under each chart stays open for readers without JavaScript and folds once charts
+// can draw; a box whose chart is loading says so (the words come from the page).
 (function () {
   var me = document.currentScript;
   var bundle = me.getAttribute("data-plotly"), locale = me.getAttribute("data-locale");
@@ -56,5 +57,12 @@
     }, { rootMargin: "100% 0px" });   // a screen ahead, up and down
     charts.forEach(function (el) { near.observe(el); });
   }
+  // A link to a part of the page that is folded (a machine page's sections are <details>) opens it first.
+  function reveal() {
+    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    for (var d = target && target.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+  }
+  window.addEventListener("hashchange", reveal);
+  document.addEventListener("DOMContentLoaded", reveal);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
 })();
