@@ -3,7 +3,7 @@ latency with every round as a dot. Both name their statistic; the ratio is the f
 from __future__ import annotations
 
 from .analysis import RunResult, head_to_head
-from .charts import (GATE_LINE, HOVER_LABEL, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r,
+from .charts import (GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r,
                      _rows_layout, _vline, _wrap, hover_lines, legend_room)
 from .claims import titles
 from .wording import stat_name
