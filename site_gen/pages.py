@@ -140,6 +140,9 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "scope": scope_text(res, t),
         "verdicts": verdicts, "family": family_text(res, t), "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
+        # a run without a later repeat: its intervals are a prediction that no second measurement has tested yet
+        "speed_unconfirmed": t("speed_unconfirmed") if lat_n and repeats_tables(res, t) is None else None,
+        "run_file": res.rows.source.name,
         "played_intro": t("played_intro"),
         "agreement_intro": t("agreement_intro", states=run.get("settings", {}).get("states", "?"),
                              ref=(res.runtime(res.reference_id).rows.title if res.runtime(res.reference_id)

@@ -207,6 +207,14 @@ def test_a_repeat_in_a_fresh_process_adds_rounds_and_q_values_and_keeps_every_ro
                       con.execute("SELECT runtime_id, repeat, state_index, q_values FROM repeat_state_q").fetchall())
     con.close()
     assert found == {(rid, 1): Reproduction(8, 0, 0) for rid in RUNTIMES.split(",")}
+    # the page of a run without a repeat says its intervals are not yet confirmed by one; with it, it does not
+    for file, said in ((before, True), (copy, False)):
+        site = tmp_path / f"site-{file.stem}"
+        assert CliRunner().invoke(main, ["build", str(file), "--out", str(site)]).exit_code == 0
+        for lang, words in (("en", "Not yet confirmed by a repeat"), ("zh-tw", "尚未經重複量測確認")):
+            page = next((site / lang / "hardware").rglob("index.html")).read_text()
+            assert (words in page) is said, (file.name, lang)
+            assert (f"rtreport collect --repeat {file.name}" in page) is said
 
 
 def test_a_repeat_refuses_another_model_an_unfinished_run_and_options_it_cannot_take(quick_run, tmp_path):
