@@ -18,6 +18,7 @@ from . import resume as resume_run
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
 from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
+from .options import CollectOptions
 from . import outcome
 from .outfile import OutputFile
 from .write_faults import write_problem
@@ -85,48 +86,48 @@ def default_out(label: str) -> tuple[Path, str | None]:
     return out, (f"note: {folder / f'{name}.duckdb'} holds an earlier run; this one goes to {out}" if n > 1 else None)
 
 
-def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, artifacts, quick, quiet,
-                play_workers=None, resume=None, rounds=None, play_slots=None,
-                play_mps=False, repeat=None, allow_mixed_onnxruntime=False) -> int:
-    if not allow_mixed_onnxruntime:
+def run_collect(o: CollectOptions) -> int:
+    if not o.allow_mixed_onnxruntime:
         provenance.refuse_mixed_onnxruntime()
-    if repeat is not None:
-        if resume is not None or out is not None or label or quick or runtime_list or overwrite:
+    if o.repeat is not None:
+        if o.resume is not None or o.out is not None or o.label or o.quick or o.runtime_list or o.overwrite:
             raise UserError("--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "
                             "--runtimes or --overwrite")
         from .repeat import run_repeat
-        return run_repeat(Path(repeat), model_path, cuda_index, artifacts, rounds, quiet)
-    model = load_model(model_path or paths.AGENT_WEIGHTS)
+        return run_repeat(Path(o.repeat), o.model_path, o.cuda_index, o.artifacts, o.rounds, o.quiet)
+    model = load_model(o.model_path or paths.AGENT_WEIGHTS)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None
-    if runtime_list is not None:
-        runtime_ids = list(dict.fromkeys(r.strip() for r in runtime_list.split(",") if r.strip()))
+    label, out, overwrite, cuda_index = o.label, o.out, o.overwrite, o.cuda_index
+    if o.runtime_list is not None:
+        runtime_ids = list(dict.fromkeys(r.strip() for r in o.runtime_list.split(",") if r.strip()))
         unknown = [r for r in runtime_ids if r not in known]
         if unknown or not runtime_ids:
             raise UserError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
     stored, source = None, None
-    if resume is not None:
-        if out is not None or label or quick:
+    if o.resume is not None:
+        if out is not None or label or o.quick:
             raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
-        source = resume_run.find_source(Path(resume))   # the file, or the partial a killed run left for it
+        source = resume_run.find_source(Path(o.resume))   # the file, or the partial a killed run left for it
         stored = resume_run.read_run(source)
         import torch
         resume_run.check_same_run(stored, model, torch.cuda.get_device_name(cuda_index)
                                   if torch.cuda.is_available() else None)
-        label, out, overwrite = stored["label"], Path(resume), True
+        label, out, overwrite = stored["label"], Path(o.resume), True
         requested = stored["settings"].get("runtimes_requested", [])
         runtime_ids = list(dict.fromkeys([*requested, *(runtime_ids or [])]))
-        profile = resume_run.profile_for(stored, rounds)
+        profile = resume_run.profile_for(stored, o.rounds)
     else:
-        profile = QUICK if quick else FULL
-        if rounds:
-            profile = replace(profile, rounds=rounds)
+        profile = QUICK if o.quick else FULL
+        if o.rounds:
+            profile = replace(profile, rounds=o.rounds)
     label = check_label(label) if label else default_label(cuda_index)
     out, out_note = (Path(out), None) if out is not None else default_out(label)
-    artifacts_dir = Path(artifacts) if artifacts else Path("artifacts") / slug(label)
+    artifacts_dir = Path(o.artifacts) if o.artifacts else Path("artifacts") / slug(label)
+    o = replace(o, label=label, out=out, overwrite=overwrite)   # as resolved: what the run is written as
 
     def say(line: str) -> None:
-        if not quiet:
+        if not o.quiet:
             click.echo(line, err=True)
 
     if out_note:
@@ -136,8 +137,8 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
     target = OutputFile(out, overwrite, say, source)
     try:
         with target:
-            return _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir,
-                            cuda_index, label, quiet, say, play_workers, play_slots, play_mps, known)
+            return _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, o, say,
+                            known)
     except BaseException as e:  # only a write fault is handled here: it ends the run, whatever the phase
         why = write_problem(e)
         if why is None:
@@ -148,8 +149,8 @@ def run_collect(model_path, runtime_list, out, overwrite, label, cuda_index, art
         return outcome.CANNOT_WRITE
 
 
-def _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, cuda_index, label,
-             quiet, say, play_workers, play_slots, play_mps, known) -> int:
+def _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, o: CollectOptions, say,
+             known) -> int:
     out = target.out
     if stored:
         try:
@@ -169,15 +170,15 @@ def _measure(target, store_box, model, stored, source, profile, runtime_ids, art
             target.remove_partial()
             raise
         store_box.append(store)
-    if quiet:
+    if o.quiet:
         ui = Silent()
     elif sys.stderr.isatty():
         from rich.console import Console
         ui = Bars(Console(stderr=True))
     else:
         ui = Lines(say)
-    collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), profile,
-                          runtime_ids, cuda_index, label, ui, play_workers, stored, play_slots, play_mps)
+    collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), profile, o, runtime_ids, ui,
+                          stored)
     available = [rid for rid, r in collector.reasons.items() if r is None]
     if not available:
         store.close()
@@ -218,7 +219,7 @@ def _measure(target, store_box, model, stored, source, profile, runtime_ids, art
         finally:
             ui.stop()
         tally = outcome.tally(store.con, store.run_id, available)
-        if code == 0 and not quiet:
+        if code == 0 and not o.quiet:
             reference = store.con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
             click.echo("\n".join(summary_lines(store.con, store.run_id, reference, known, _width())))
         store.close()

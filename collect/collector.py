@@ -24,6 +24,7 @@ from .agent.protocol import EVAL_EPSILON, protocol_settings
 from .agent.shipped import load_seeds
 from .artifacts import Artifacts
 from .model_input import ModelSource
+from .options import CollectOptions
 from .paths import FIXED_STATES, shown
 from .play import Design, PlayPhase, Players, auto_slots, auto_workers, engine
 from .progress import Silent
@@ -65,10 +66,13 @@ def default_label(cuda_index: int = 0) -> str:
 
 class Collector:
     def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
-                 runtime_ids: list[str] | None = None, cuda_index: int = 0, label: str = "run", ui=None,
-                 play_workers: int | None = None, resuming: dict | None = None, play_slots: int | None = None,
-                 play_mps: bool = False):
-        """``resuming``: the stored run's row (``collect --resume``); its settings decide the protocol."""
+                 options: CollectOptions | None = None, runtime_ids: list[str] | None = None, ui=None,
+                 resuming: dict | None = None):
+        """``options``: the command's, as ``run_collect`` resolved them (label, GPU, play processes, slots, MPS);
+        ``runtime_ids``: those asked for (None: all); ``resuming``: the stored run's row (``collect --resume``),
+        whose settings decide the protocol."""
+        options = options or CollectOptions(label="run")
+        cuda_index, label = options.cuda_index, options.label or "run"
         self.model, self.store, self.artifacts, self.profile = model, store, artifacts, profile
         self.cuda_index, self.label, self.resuming = cuda_index, label, resuming
         self.known = all_runtimes()
@@ -83,7 +87,7 @@ class Collector:
         states = np.load(FIXED_STATES)
         self.states = states[: profile.num_states] if profile.num_states else states
         self.seeds = tuple(load_seeds()["play"])[: profile.looks[-1]]
-        self.play_workers, self.play_slots, self.play_mps = play_workers, play_slots, play_mps
+        self.play_workers, self.play_slots, self.play_mps = options.play_workers, options.play_slots, options.play_mps
         self.phase, self.runtime_id = "starting", None
         self.runners: dict = {}
 

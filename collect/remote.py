@@ -7,15 +7,19 @@ An upload that fails (no network, no access) loses nothing: the local copy stays
 the object under the key is the previous one (a single PUT is atomic; ``rtreport.storage``)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from rtreport import storage
 from rtreport.errors import UserError
 
 from .collect_command import run_collect
+from .options import CollectOptions
 
 
-def run_collect_s3(out=None, resume=None, overwrite=False, quiet=False, **kwargs) -> int:
+def run_collect_s3(o: CollectOptions) -> int:
+    out, resume, overwrite, quiet = o.out, o.resume, o.overwrite, o.quiet
     if resume is not None and out is not None:
         raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
     url = storage.parse(str(resume if resume is not None else out))
@@ -37,8 +41,8 @@ def run_collect_s3(out=None, resume=None, overwrite=False, quiet=False, **kwargs
         local.parent.mkdir(parents=True, exist_ok=True)
         local.unlink(missing_ok=True)     # the bucket's copy of an earlier object, or nothing
     say(f"the run is measured into {local} and uploaded to {url} when this command ends")
-    code = run_collect(out=None if resume is not None else local, resume=local if resume is not None else None,
-                       overwrite=overwrite, quiet=quiet, **kwargs)
+    code = run_collect(replace(o, out=None if resume is not None else local,
+                               resume=local if resume is not None else None))
     if not local.is_file():
         return code
     try:

@@ -124,12 +124,14 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
         click.echo("\n".join(list_runtimes_lines(model_path)))
         return
     from collect.collect_command import run_collect
+    from collect.options import CollectOptions
     if isinstance(out, str) or isinstance(resume, str):   # s3:// URLs
         from collect.remote import run_collect_s3 as run_collect
-    code = run_collect(model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite,
-                       label=label, cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet,
-                       play_workers=play_workers, resume=resume, rounds=rounds, play_slots=play_slots,
-                       play_mps=play_mps, repeat=repeat, allow_mixed_onnxruntime=allow_mixed_onnxruntime)
+    code = run_collect(CollectOptions(
+        model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite, label=label,
+        cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet, play_workers=play_workers,
+        resume=resume, rounds=rounds, play_slots=play_slots, play_mps=play_mps, repeat=repeat,
+        allow_mixed_onnxruntime=allow_mixed_onnxruntime))
     sys.exit(code)
 
 

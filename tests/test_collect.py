@@ -14,6 +14,7 @@ from collect import measure, paths
 from collect.artifacts import Artifacts
 from rtreport.cli import main
 from collect.collect_command import run_collect
+from collect.options import CollectOptions
 from collect.model_input import load_model
 from collect.agent.network import QNetwork, export_onnx
 from collect.play import Players, Task, auto_workers
@@ -200,7 +201,8 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
     monkeypatch.setattr(collector_module, "all_runtimes", lambda: [*real, flaky])
     monkeypatch.setattr("collect.collect_command.all_runtimes", lambda: [*real, flaky])
     out = tmp_path / "f.duckdb"
-    code = run_collect(None, "flaky-cpu-fp32,torch-cpu-fp32", out, False, "f", 0, tmp_path / "a", True, True)
+    code = run_collect(CollectOptions(runtime_list="flaky-cpu-fp32,torch-cpu-fp32", out=out, label="f",
+            artifacts=tmp_path / "a", quick=True, quiet=True))
     assert code == 0
     con = duckdb.connect(str(out), read_only=True)
     rows = {r[0]: r[1:] for r in con.execute("SELECT runtime_id, status, reason FROM runtimes").fetchall()}
@@ -214,7 +216,8 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
 def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
     ctrl_c_at_game(monkeypatch, 2)
     out = tmp_path / "c.duckdb"
-    code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True)
+    code = run_collect(CollectOptions(runtime_list="torch-cpu-fp32,ort-cpu-fp32", out=out, label="c",
+            artifacts=tmp_path / "a", quick=True, quiet=True))
     assert code == 130
     con = duckdb.connect(str(out), read_only=True)
     status, detail = con.execute("SELECT status, status_detail FROM runs").fetchone()
@@ -247,7 +250,8 @@ def _no_workers_left(seconds=15.0):
 def test_parallel_play_gives_exactly_the_episodes_one_process_gives(quick_db, tmp_path):
     sequential, _ = quick_db
     out = tmp_path / "p.duckdb"
-    code = run_collect(None, ",".join(CPU_RUNTIMES), out, False, "p", 0, tmp_path / "a", True, True, play_workers=2)
+    code = run_collect(CollectOptions(runtime_list=",".join(CPU_RUNTIMES), out=out, label="p",
+            artifacts=tmp_path / "a", quick=True, quiet=True, play_workers=2))
     assert code == 0
     con = duckdb.connect(str(out), read_only=True)
     settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
@@ -299,8 +303,8 @@ def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeyp
         return real_next(self)
     monkeypatch.setattr(Players, "next_result", next_result)
     out = tmp_path / "c.duckdb"
-    code = run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "c", 0, tmp_path / "a", True, True,
-                       play_workers=2)
+    code = run_collect(CollectOptions(runtime_list="torch-cpu-fp32,ort-cpu-fp32", out=out, label="c",
+            artifacts=tmp_path / "a", quick=True, quiet=True, play_workers=2))
     assert code == 130
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"

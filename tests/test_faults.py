@@ -15,6 +15,7 @@ import torch
 from click.testing import CliRunner
 
 from collect import paths
+from collect.options import CollectOptions
 from rtreport.cli import main
 from collect.agent.network import QNetwork
 from rtreport.labels import check_label, slug
@@ -236,7 +237,8 @@ def test_overwrite_keeps_the_old_file_until_the_new_run_ends(tmp_path, monkeypat
         seen["during"] = out.read_bytes()
         return real(self)
     monkeypatch.setattr(collect_command.Collector, "run", run)
-    code = collect_command.run_collect(None, "ort-cpu-fp32", out, True, "o", 0, tmp_path / "a", True, True)
+    code = collect_command.run_collect(CollectOptions(runtime_list="ort-cpu-fp32", out=out, overwrite=True, label="o",
+            artifacts=tmp_path / "a", quick=True, quiet=True))
     assert code == 0 and seen["during"] == b"the old run" and _run_status(out)[0] == "complete"
 
 

@@ -13,6 +13,7 @@ from collect import collect_command, collector, measure, paths
 from collect.agent.protocol import make_eval_env
 from collect.artifacts import Artifacts
 from collect.collect_command import run_collect
+from collect.options import CollectOptions
 from collect.model_input import load_model
 from collect.registry import Runtime, all_runtimes
 from collect.runners.base import Runner
@@ -70,7 +71,8 @@ def _rows(db, sql):
 @pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_episodes_established_by_the_shadow_rule_equal_really_replayed_ones(tmp_path, nudged_runtimes):
     out = tmp_path / "n.duckdb"
-    assert run_collect(None, nudged_runtimes, out, False, "n", 0, tmp_path / "a", True, True) == 0
+    assert run_collect(CollectOptions(runtime_list=nudged_runtimes, out=out, label="n", artifacts=tmp_path / "a",
+            quick=True, quiet=True)) == 0
     episodes = _rows(out, "SELECT runtime_id, seed, score, steps, source, actions FROM episodes ORDER BY ALL")
     by = {(r, s): (score, steps, src, acts) for r, s, score, steps, src, acts in episodes}
     established = [(r, s, src) for (r, s), (_, _, src, _) in by.items() if src]
@@ -101,15 +103,17 @@ def test_episodes_established_by_the_shadow_rule_equal_really_replayed_ones(tmp_
 @pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nudged_runtimes, monkeypatch):
     whole = tmp_path / "whole.duckdb"
-    assert run_collect(None, nudged_runtimes, whole, False, "r", 0, tmp_path / "a", True, True) == 0
+    assert run_collect(CollectOptions(runtime_list=nudged_runtimes, out=whole, label="r", artifacts=tmp_path / "a",
+            quick=True, quiet=True)) == 0
     real = ctrl_c_at_game(monkeypatch, 3)
     cut = tmp_path / "cut.duckdb"
-    assert run_collect(None, nudged_runtimes, cut, False, "r", 0, tmp_path / "a", True, True) == 130
+    assert run_collect(CollectOptions(runtime_list=nudged_runtimes, out=cut, label="r", artifacts=tmp_path / "a",
+            quick=True, quiet=True)) == 130
     assert _rows(cut, "SELECT status FROM runs") == [("incomplete",)]
     monkeypatch.setattr(measure, "ShadowedGame", real)
     stored = _rows(cut, "SELECT count(*) FROM latency")[0][0]
     cut.with_name(cut.name + ".wal").write_bytes(b"a log left by a run killed earlier")   # must not be replayed
-    assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=cut, rounds=4) == 0
+    assert run_collect(CollectOptions(artifacts=tmp_path / "a", quiet=True, resume=cut, rounds=4)) == 0
     assert _rows(cut, "SELECT status FROM runs") == [("complete",)] and not cut.with_name(cut.name + ".wal").exists()
     assert _rows(cut, "SELECT session, status FROM sessions ORDER BY 1") == [(0, "incomplete"), (1, "complete")]
     # the interrupted run's rows are kept, its after-play round and one more were added (4 runtimes), and the
@@ -139,7 +143,8 @@ def test_resume_refuses_what_it_cannot_continue(quick_run, tmp_path):
 @pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_verdicts_json_holds_every_gates_statistic(tmp_path, nudged_runtimes):
     out = tmp_path / "v.duckdb"
-    assert run_collect(None, nudged_runtimes, out, False, "v", 0, tmp_path / "a", True, True) == 0
+    assert run_collect(CollectOptions(runtime_list=nudged_runtimes, out=out, label="v", artifacts=tmp_path / "a",
+            quick=True, quiet=True)) == 0
     con = duckdb.connect(str(out))
     con.execute("UPDATE runs SET profile = 'full'")   # the smoke profile withholds verdicts
     integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])  # sealed as collect would
@@ -171,8 +176,8 @@ def test_the_pipelined_looks_store_the_same_games_whatever_order_they_end_in(tmp
     files = {}
     for slots in (1, 4):
         files[slots] = tmp_path / f"s{slots}.duckdb"
-        assert run_collect(None, nudged_runtimes, files[slots], False, f"s{slots}", 0, tmp_path / "a", True, True,
-                           play_workers=1, play_slots=slots) == 0
+        assert run_collect(CollectOptions(runtime_list=nudged_runtimes, out=files[slots], label=f"s{slots}",
+                artifacts=tmp_path / "a", quick=True, quiet=True, play_workers=1, play_slots=slots)) == 0
     for sql in ("SELECT runtime_id, seed, score, steps, truncated, source, actions, margin_counts FROM episodes",
                 "SELECT runtime_id, seed, driver, decisions, same, first_flip, complete FROM shadow",
                 "SELECT * EXCLUDE (run_id) FROM flips"):
@@ -190,8 +195,8 @@ def test_the_check_seeds_own_games_start_with_the_look(tmp_path, nudged_runtimes
     monkeypatch.setattr(Players, "put", lambda self, key, task: (log.append(("put", task)), real_put(self, key, task)))
     monkeypatch.setattr(Players, "next_result", lambda self: (log.append(("end", None)), real_next(self))[1])
     out = tmp_path / "c.duckdb"
-    assert run_collect(None, nudged_runtimes, out, False, "c", 0, tmp_path / "a", True, True, play_workers=1,
-                       play_slots=6) == 0
+    assert run_collect(CollectOptions(runtime_list=nudged_runtimes, out=out, label="c", artifacts=tmp_path / "a",
+            quick=True, quiet=True, play_workers=1, play_slots=6)) == 0
     first_seed = _rows(out, "SELECT settings->'seeds'->>0 FROM runs")[0][0]
     before_any_end = [task for kind, task in log[: next(i for i, (k, _) in enumerate(log) if k == "end")]]
     own_on_first = {t.driver for t in before_any_end if t.seed == int(first_seed) and t.driver != "torch-cpu-fp32"}
@@ -239,7 +244,8 @@ def test_a_runtime_failing_in_play_is_recorded_and_its_progress_line_says_so(tmp
     monkeypatch.setattr(collector, "all_runtimes", lambda: extra)
     monkeypatch.setattr(collect_command, "all_runtimes", lambda: extra)
     out = tmp_path / "f.duckdb"
-    assert run_collect(None, runtimes, out, False, "f", 0, tmp_path / "a", True, False, play_slots=3) == 0
+    assert run_collect(CollectOptions(runtime_list=runtimes, out=out, label="f", artifacts=tmp_path / "a", quick=True,
+            quiet=False, play_slots=3)) == 0
     rid = "breaks-cpu-fp32" if who == "candidate" else "torch-cpu-fp32"
     status, reason = _rows(out, f"SELECT status, reason FROM runtimes WHERE runtime_id = '{rid}'")[0]
     assert status == "failed" and reason.startswith("play: ") and "boom in play" in reason, reason
@@ -263,8 +269,8 @@ def test_games_started_ahead_for_a_look_that_never_comes_are_not_stored(tmp_path
     real_put = Players.put
     monkeypatch.setattr(Players, "put", lambda self, key, task: (started.append(task), real_put(self, key, task)))
     out = tmp_path / "a.duckdb"
-    assert run_collect(None, "torch-cpu-fp32,ort-cpu-fp32", out, False, "a", 0, tmp_path / "a", True, True,
-                       play_workers=1, play_slots=4) == 0
+    assert run_collect(CollectOptions(runtime_list="torch-cpu-fp32,ort-cpu-fp32", out=out, label="a",
+            artifacts=tmp_path / "a", quick=True, quiet=True, play_workers=1, play_slots=4)) == 0
     seeds = [int(s) for (s,) in _rows(out, "SELECT unnest(json_extract_string(settings, '$.seeds[*]')) FROM runs")]
     assert {t.seed for t in started if t.driver == "torch-cpu-fp32"} > set(seeds[:2])   # some were started ahead
     assert sorted(s for (s,) in _rows(out, "SELECT seed FROM episodes WHERE runtime_id = 'torch-cpu-fp32'")) == \

@@ -17,6 +17,7 @@ from collect import collect_command, collector, measure as measure_module, paths
 from collect.conditions import cpu_jiffies, decayed_load, first_readings, flags, mean_mhz
 from collect.play import Players
 from collect.collect_command import run_collect
+from collect.options import CollectOptions
 from collect.store import RunStore
 from conftest import ctrl_c_at_game
 from rtreport import schema
@@ -134,8 +135,8 @@ def _phases(db):
 
 def test_rounds_are_spread_over_the_run_and_never_taken_while_games_are_in_flight(tmp_path, two_looks):
     out = tmp_path / "r.duckdb"
-    assert run_collect(None, RUNTIMES, out, False, "r", 0, tmp_path / "a", True, True, play_workers=1,
-                       play_slots=2) == 0
+    assert run_collect(CollectOptions(runtime_list=RUNTIMES, out=out, label="r", artifacts=tmp_path / "a", quick=True,
+            quiet=True, play_workers=1, play_slots=2)) == 0
     phases = {(rid, r): phase for rid, r, phase in _phases(out)}
     assert phases == {(rid, r): phase for rid in RUNTIMES.split(",")
                       for r, phase in enumerate(["before-play", "before-play", "look-1", "after-play"])}
@@ -161,16 +162,17 @@ def test_rounds_are_spread_over_the_run_and_never_taken_while_games_are_in_fligh
 def test_resume_continues_the_round_schedule_where_the_run_is(tmp_path, two_looks, monkeypatch):
     out = tmp_path / "cut.duckdb"
     real = ctrl_c_at_game(monkeypatch, 2)   # stopped in look 1, after the rounds before play
-    assert run_collect(None, RUNTIMES, out, False, "c", 0, tmp_path / "a", True, True, play_workers=1) == 130
+    assert run_collect(CollectOptions(runtime_list=RUNTIMES, out=out, label="c", artifacts=tmp_path / "a", quick=True,
+            quiet=True, play_workers=1)) == 130
     assert {phase for _, _, phase in _phases(out)} == {"before-play"}
     monkeypatch.setattr(measure_module, "ShadowedGame", real)
-    assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=out) == 0
+    assert run_collect(CollectOptions(artifacts=tmp_path / "a", quiet=True, resume=out)) == 0
     assert [(r, phase) for rid, r, phase in _phases(out) if rid == "ort-cpu-fp32"] == \
         [(0, "before-play"), (1, "before-play"), (2, "look-1"), (3, "after-play")]
     # three more rounds for a finished run (planned after look 1, after play, after play): the slots before play
     # and between looks are past, so all three come after play
     assert rounds.plan(7, 2)[4:] == [1, 2, 2]
-    assert run_collect(None, None, None, False, None, 0, tmp_path / "a", False, True, resume=out, rounds=7) == 0
+    assert run_collect(CollectOptions(artifacts=tmp_path / "a", quiet=True, resume=out, rounds=7)) == 0
     assert [(r, phase) for rid, r, phase in _phases(out) if rid == "ort-cpu-fp32"][4:] == \
         [(4, "after-play"), (5, "after-play"), (6, "after-play")]
     assert all(busy == 0 for *_, busy in two_looks)

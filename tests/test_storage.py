@@ -129,8 +129,8 @@ def test_network_down_mid_upload_keeps_the_run_and_a_resume_uploads_it(s3, endpo
     from collect import remote
     real_run = remote.run_collect
 
-    def run_then_network_down(**kwargs):
-        code = real_run(**kwargs)
+    def run_then_network_down(options):
+        code = real_run(options)
         _stop(endpoint["server"])   # the endpoint is gone when the upload starts
         return code
     monkeypatch.setattr(remote, "run_collect", run_then_network_down)
