@@ -7,7 +7,7 @@ from collect.agent import protocol
 
 
 def _seed_with_nonnegative_ale_seed():
-    # The vector env ignores negative emulator seeds (see protocol.vector_env_seeds).
+    # The vector env takes only non-negative emulator seeds (see protocol.vector_env_seeds).
     return next(s for s in range(1000, 2000) if protocol.ale_seed(s) >= 0)
 
 
@@ -133,3 +133,27 @@ def test_play_env_is_the_protocol_env_bit_for_bit():
     finally:
         a.close()
         b.close()
+
+
+def test_training_seeds_start_the_games_evaluation_starts():
+    """Issue #26: every episode seed training hands the C++ vector env gives the emulator the seed gymnasium gives
+    it; a seed that would derive a negative one is refused, not folded into another game."""
+    negative = [s for s in range(50) if protocol.ale_seed(s) < 0]
+    assert negative, "the check needs a seed with a negative derived emulator seed"
+    with pytest.raises(ValueError, match="negative emulator seed"):
+        protocol.vector_env_seeds([negative[0]])
+    seeds = protocol.training_episode_seeds(0, 8)
+    assert len(seeds) == 8 and all(protocol.ale_seed(s) >= 0 for s in seeds) and negative[0] not in seeds
+    eval_env, train_env = protocol.make_eval_env(), protocol.make_train_vector_env(2)
+    try:
+        train_env.reset(seed=protocol.vector_env_seeds(seeds[:2]))
+        for action in (1, 1, 3, 2, 1, 0, 3, 3):
+            obs_train = train_env.step(np.array([action, action], dtype=np.int32))[0]
+        for i, seed in enumerate(seeds[:2]):
+            eval_env.reset(seed=seed)
+            for action in (1, 1, 3, 2, 1, 0, 3, 3):
+                obs_eval = eval_env.step(action)[0]
+            np.testing.assert_array_equal(obs_eval, obs_train[i])
+    finally:
+        eval_env.close()
+        train_env.close()

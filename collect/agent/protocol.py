@@ -142,13 +142,29 @@ def make_train_vector_env(num_envs: int, num_threads: int = 0):
 
 
 def vector_env_seeds(episode_seeds) -> np.ndarray:
-    """Emulator seeds for the vector env matching gymnasium's for the same episode seeds.
+    """Emulator seeds for the vector env equal to gymnasium's for the same episode seeds.
 
-    The vector env ignores negative seeds (it then seeds from the OS), so a negative value is
-    folded into the non-negative range; only seeds whose derived value is non-negative match
-    evaluation bit for bit, which ``test_protocol`` uses.
+    The vector env takes only non-negative emulator seeds (a negative one makes it seed from the OS), so an
+    episode seed whose derived seed is negative is refused here rather than folded into another game; training
+    draws its episode seeds with ``training_episode_seeds``, which skips them.
     """
-    return np.array([ale_seed(s) & 0x7FFFFFFF for s in episode_seeds], dtype=np.int64)
+    seeds = [ale_seed(s) for s in episode_seeds]
+    refused = [s for s, v in zip(episode_seeds, seeds) if v < 0]
+    if refused:
+        raise ValueError(f"episode seed(s) {refused[:5]} derive a negative emulator seed, which the vector env "
+                         "cannot take; use training_episode_seeds")
+    return np.array(seeds, dtype=np.int64)
+
+
+def training_episode_seeds(first: int, n: int) -> list[int]:
+    """The first ``n`` episode seeds from ``first`` on whose derived emulator seed the vector env takes, so every
+    training game starts exactly as evaluation would start a game on that seed."""
+    out, s = [], first
+    while len(out) < n:
+        if ale_seed(s) >= 0:
+            out.append(s)
+        s += 1
+    return out
 
 
 def greedy_action(q_values: np.ndarray) -> int:

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from .network import QNetwork
-from .protocol import FRAMESKIP, make_train_vector_env, vector_env_seeds
+from .protocol import FRAMESKIP, make_train_vector_env, training_episode_seeds, vector_env_seeds
 
 
 @dataclass
@@ -135,7 +135,7 @@ def train(config: TrainConfig, checkpoint_dir: str | Path, device: str = "auto",
     rng = np.random.default_rng(config.seed + iteration0)
     envs = make_train_vector_env(config.num_envs)
     first_seed = config.seed * 1_000_000 + iteration0 * config.num_envs
-    obs_np, info = envs.reset(seed=vector_env_seeds(range(first_seed, first_seed + config.num_envs)))
+    obs_np, info = envs.reset(seed=vector_env_seeds(training_episode_seeds(first_seed, config.num_envs)))
     lives = info["lives"].copy()
     episode_score = np.zeros(config.num_envs)
     episode_steps = np.zeros(config.num_envs, dtype=np.int64)
