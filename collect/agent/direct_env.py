@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .protocol import FRAME_STACK, FRAMESKIP, GAME, MAX_EPISODE_FRAMES, SCREEN_SIZE, STICKY_ACTION_PROBABILITY
+from .protocol import (FRAME_STACK, FRAMESKIP, GAME, MAX_EPISODE_FRAMES, SCREEN_SIZE, STICKY_ACTION_PROBABILITY,
+                       quiet_emulator)
 
 
 class _Actions:
@@ -39,6 +40,7 @@ class DirectEvalEnv:
         import cv2
         from ale_py import roms
 
+        quiet_emulator()   # before the interface exists: its constructor prints the ALE/Stella banner otherwise
         self._cv2 = cv2
         self.ale = ale_py.ALEInterface()
         self.ale.setLoggerMode(ale_py.LoggerMode.Error)
