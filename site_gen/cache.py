@@ -48,6 +48,7 @@ def code_version() -> str:
 def file_digest(path: Path) -> str:
     h = hashlib.sha256()
     for part in (path, path.with_name(path.name + ".wal")):
+        h.update(b"file\0" if part.is_file() else b"none\0")
         if part.is_file():
             with open(part, "rb") as f:
                 while chunk := f.read(1 << 20):
