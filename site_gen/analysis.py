@@ -217,7 +217,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                         "iqm": stats.interquartile_mean(scores), "iqm_ci": stats.iqm_ci(scores),
                         "iqm_reference": stats.interquartile_mean(ref_scores),
                         "poi": stats.probability_of_improvement(scores, ref_scores),
-                        "poi_ci": stats.stratified_ci(scores, ref_scores, stats.probability_of_improvement)}
+                        "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores)}
         if reference is not None and not r.is_reference:
             r.shadow = shadow_agreement(rt)
             if r.shadow:

@@ -133,6 +133,21 @@ def test_clustered_agreement_and_the_zero_flip_bound():
     assert list(stats.margin_bin([0.0, 5e-7, 0.05, 2.0])) == [0, 0, 5, 7]
 
 
+@pytest.mark.parametrize("kind", ["scores with ties", "continuous", "one each side"])
+def test_the_probability_of_improvement_interval_is_the_stratified_bootstrap_bit_for_bit(kind):
+    rng = np.random.default_rng(7)
+    x, y = {"scores with ties": (rng.integers(0, 12, 40), rng.integers(0, 12, 300)),
+            "continuous": (rng.normal(size=57), rng.normal(0.2, size=33)),
+            "one each side": ([3.0], [3.0])}[kind]
+    assert stats.probability_of_improvement_ci(x, y, resamples=500) == \
+        stats.stratified_ci(x, y, stats.probability_of_improvement, resamples=500)
+
+
+def test_first_divergence_of_equal_traces_of_any_kind():
+    assert stats.first_divergence(np.array([1, 2]), [1, 2]) is None
+    assert stats.first_divergence([], []) is None and stats.first_divergence([], [4]) == 0
+
+
 def test_probability_of_improvement_and_iqm():
     assert stats.probability_of_improvement([2, 2], [1, 3]) == 0.5
     assert stats.probability_of_improvement([5], [1, 2, 5]) == pytest.approx((2 + 0.5) / 3)
