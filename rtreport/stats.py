@@ -128,14 +128,13 @@ def agreement(reference_q, q) -> dict:
 
 def first_divergence(trace_a, trace_b) -> int | None:
     """First step where two action traces differ (or where the shorter one ends); None if identical."""
-    if len(trace_a) == len(trace_b) and list(trace_a) == list(trace_b):   # most pairs: no array needed
-        return None
-    n = min(len(trace_a), len(trace_b))
-    a, b = np.asarray(trace_a[:n]), np.asarray(trace_b[:n])
-    diff = np.flatnonzero(a != b)
-    if diff.size:
-        return int(diff[0])
-    return None if len(trace_a) == len(trace_b) else n
+    a, b = list(trace_a), list(trace_b)
+    n = min(len(a), len(b))
+    for start in range(0, n, 256):   # compare runs of steps as lists (in C), then find the step in the first that differs
+        end = min(start + 256, n)
+        if a[start:end] != b[start:end]:
+            return next(i for i in range(start, end) if a[i] != b[i])
+    return None if len(a) == len(b) else n
 
 
 def paired_difference(scores, baseline_scores, traces=None, baseline_traces=None,
@@ -221,8 +220,19 @@ def clustered_fraction(same, decisions, resamples: int = SCORE_RESAMPLES, seed: 
     point = float(same.sum() / decisions.sum())
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, same.size, size=(resamples, same.size))
-    fractions = same[idx].sum(axis=1) / decisions[idx].sum(axis=1)
+    if _small_counts(same, decisions):   # counts: both sums at once in one int64 each, exact, as the floats are
+        totals = ((decisions.astype(np.int64) << 32) | same.astype(np.int64))[idx].sum(axis=1)
+        fractions = (totals & 0xFFFFFFFF).astype(float) / (totals >> 32).astype(float)
+    else:
+        fractions = same[idx].sum(axis=1) / decisions[idx].sum(axis=1)
     return point, float(np.quantile(fractions, 0.025)), float(np.quantile(fractions, 0.975))
+
+
+def _small_counts(same, decisions) -> bool:
+    """Whole non-negative numbers whose sums over any resample fit 32 bits (same) and 31 bits (decisions)."""
+    both = np.concatenate([same, decisions])
+    return bool(both.size and np.all(both >= 0) and np.all(both == np.floor(both))
+                and same.max() * same.size < 2**32 and decisions.max() * decisions.size < 2**31)
 
 
 def zero_event_upper(n: int, confidence: float = 0.95) -> float:

@@ -146,6 +146,22 @@ def test_the_probability_of_improvement_interval_is_the_stratified_bootstrap_bit
 def test_first_divergence_of_equal_traces_of_any_kind():
     assert stats.first_divergence(np.array([1, 2]), [1, 2]) is None
     assert stats.first_divergence([], []) is None and stats.first_divergence([], [4]) == 0
+    long = [i % 4 for i in range(1000)]
+    for step in (0, 255, 256, 257, 999):
+        assert stats.first_divergence(long, long[:step] + [9] + long[step + 1:]) == step
+    assert stats.first_divergence(long, long[:700]) == 700
+
+
+def test_the_clustered_interval_of_counts_is_the_float_bootstrap_bit_for_bit():
+    rng = np.random.default_rng(5)
+    decisions = rng.integers(1, 3000, 400).astype(float)
+    same = decisions - rng.integers(0, 3, 400)
+    idx = np.random.default_rng(stats.BOOTSTRAP_SEED).integers(0, 400, size=(2000, 400))
+    fractions = same[idx].sum(axis=1) / decisions[idx].sum(axis=1)   # the definition, in floats
+    expected = (float(same.sum() / decisions.sum()), float(np.quantile(fractions, 0.025)),
+                float(np.quantile(fractions, 0.975)))
+    assert stats.clustered_fraction(same, decisions, resamples=2000) == expected
+    assert stats.clustered_fraction(same / 2, decisions / 2, resamples=2000) == expected   # not whole numbers
 
 
 def test_probability_of_improvement_and_iqm():
