@@ -72,10 +72,14 @@ def interquartile_mean(scores) -> float:
 
 
 def iqm_ci(scores, resamples: int = SCORE_RESAMPLES) -> tuple[float, float]:
-    """Bootstrap 95 % CI of the interquartile mean."""
+    """Bootstrap 95 % CI of the interquartile mean. For whole-number scores the middle half is found by partition,
+    not a full sort: the same numbers in another order, whose sum is exact in either order."""
+    v = np.asarray(scores, dtype=float)
+    whole = bool(v.size and np.all(v == np.floor(v)) and np.abs(v).max() * v.size < 2**52)
+
     def iqm_rows(x):
-        x = np.sort(x, axis=1)
         cut = int(0.25 * x.shape[1])
+        x = np.partition(x, [cut, x.shape[1] - cut - 1], axis=1) if whole else np.sort(x, axis=1)
         return x[:, cut:x.shape[1] - cut].mean(axis=1)
     return bootstrap_ci(scores, iqm_rows, resamples)
 

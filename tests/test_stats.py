@@ -164,6 +164,16 @@ def test_the_clustered_interval_of_counts_is_the_float_bootstrap_bit_for_bit():
     assert stats.clustered_fraction(same / 2, decisions / 2, resamples=2000) == expected   # not whole numbers
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 97, 400])
+def test_the_iqm_interval_of_whole_scores_is_the_sorted_bootstrap_bit_for_bit(n):
+    scores = np.random.default_rng(n).integers(0, 500, n).astype(float)
+
+    def sorted_iqm(x):   # the definition: sort each resample, average the middle half
+        x, cut = np.sort(x, axis=1), int(0.25 * x.shape[1])
+        return x[:, cut:x.shape[1] - cut].mean(axis=1)
+    assert stats.iqm_ci(scores, resamples=3000) == stats.bootstrap_ci(scores, sorted_iqm, 3000)
+
+
 def test_probability_of_improvement_and_iqm():
     assert stats.probability_of_improvement([2, 2], [1, 3]) == 0.5
     assert stats.probability_of_improvement([5], [1, 2, 5]) == pytest.approx((2 + 0.5) / 3)
