@@ -8,9 +8,11 @@ data/cpu-epyc-2core-2.duckdb each with its own run id and label (changed with Du
   cold   -- ``rtreport build --no-cache``: read, analyse and write every page;
   warm   -- ``rtreport build`` with every file in the cache (a rebuild with nothing new);
   new    -- ``rtreport build`` with every file but one in the cache (a publishing job's rebuild on one new file).
+  before -- with --before DIR (a checkout of older code, e.g. `git worktree add /tmp/old main`): its
+            ``rtreport build`` of the same files, as cold.
 The machine is shared and noisy, so the modes are interleaved and the whole round repeated (--repeat, default 3);
 printed: the median and the range of each, and build/read per round (median and range). Usage:
-  python benchmarks/build_speed.py [--repeat 3]
+  python benchmarks/build_speed.py [--repeat 3] [--before DIR]
 """
 from __future__ import annotations
 
@@ -56,19 +58,22 @@ def machine_copy(dest: Path, n: int) -> Path:
     return dest
 
 
-def _run(args: list[str], env: dict) -> float:
+def _run(args: list[str], env: dict, code: Path = ROOT) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    env = dict(env, PYTHONPATH=str(code))
+    done = subprocess.run([sys.executable, *args], cwd=code, env=env, capture_output=True, text=True)
     took = time.perf_counter() - start
     if done.returncode:
         sys.exit(f"{' '.join(args[:3])} failed: {(done.stderr or done.stdout).strip()[-400:]}")
     return took
 
 
-def measure(files: list[Path], mode: str, work: Path, caches: dict) -> float:
+def measure(files: list[Path], mode: str, work: Path, caches: dict, before: Path | None = None) -> float:
     env = dict(os.environ)
     out = work / "site"
     names = [str(f) for f in files]
+    if mode == "before":
+        return _run(["-m", "rtreport", "build", *names, "--out", str(out)], env, before)
     if mode == "read":
         return _run(["-c", READ, *names], env)
     if mode == "cold":
@@ -95,7 +100,9 @@ def _line(name: str, times: list[float]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--before", type=Path, default=None, help="a checkout of older code to build with, as cold")
     args = ap.parse_args()
+    modes = MODES + ("before",) * (args.before is not None)
     print(fingerprint(), flush=True)
     with tempfile.TemporaryDirectory(prefix="build-speed-") as tmp:
         tmp = Path(tmp)
@@ -106,17 +113,17 @@ def main() -> None:
         for name, files in sets.items():
             (tmp / name / "work").mkdir(parents=True, exist_ok=True)
             caches[name] = {"warm": fill(files, tmp / name / "all"), "new": fill(files[:-1], tmp / name / "all-but-one")}
-        times = {(s, m): [] for s in sets for m in MODES}
+        times = {(s, m): [] for s in sets for m in modes}
         for r in range(args.repeat):
             for name, files in sets.items():
-                for mode in MODES:
-                    times[name, mode].append(measure(files, mode, tmp / name / "work", caches[name]))
+                for mode in modes:
+                    times[name, mode].append(measure(files, mode, tmp / name / "work", caches[name], args.before))
             print(f"round {r + 1} of {args.repeat} done", file=sys.stderr, flush=True)
     for name, files in sets.items():
         size = sum(f.stat().st_size for f in files) if name == "committed" else 10 * MACHINE_FILE.stat().st_size
         print(f"\n{name}: {len(files)} files, {size / 1e6:.1f} MB ({', '.join(f.name for f in files[:3])}"
               f"{', …' if len(files) > 3 else ''})")
-        for mode in MODES:
+        for mode in modes:
             line = _line(mode, times[name, mode])
             if mode != "read":
                 ratios = [b / a for a, b in zip(times[name, "read"], times[name, mode])]
