@@ -147,7 +147,10 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
 @click.option("--allow-invalid", is_flag=True,
               help="Publish files whose raw rows fail validation, marked invalid, without their bad rows "
                    "and without verdicts (default: refuse them).")
-def build(inputs, out, gates_path, base_url, allow_invalid):
+@click.option("--no-cache", is_flag=True,
+              help="Read and analyse every file again, without the cache of files analysed before "
+                   "(~/.cache/rtreport, or $RTREPORT_CACHE_DIR; the site is the same either way).")
+def build(inputs, out, gates_path, base_url, allow_invalid, no_cache):
     """Build the bilingual static report site from collect runs' DuckDB files.
 
     INPUTS are DuckDB files or folders (every *.duckdb inside), or s3://bucket/prefix/ (every *.duckdb there,
@@ -170,7 +173,8 @@ def build(inputs, out, gates_path, base_url, allow_invalid):
         if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", base_url):
             raise UserError(f"--base-url must be an http(s) URL such as https://example.org/rtreport/, not {base_url!r}")
         base_url = base_url if base_url.endswith("/") else base_url + "/"
-    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid, base_url=base_url, notes=notes)
+    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid, base_url=base_url, notes=notes,
+                       use_cache=not no_cache)
     for note in notes:
         click.echo(f"note: {note}", err=True)
     click.echo(f"built {len(pages)} pages from {len(dbs)} file(s) into {out} in {time.perf_counter() - start:.1f} s; "

@@ -210,14 +210,14 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                 r.paired_vs_reference = paired(rt, reference)
                 r.play = play_test(rt, reference, run.run, gates.play_margin)
                 r.check = standing_check(rt, reference, run.run)
-                ref_scores = [_scores_by_seed(reference)[s] for s in sorted(_scores_by_seed(rt))
-                              if s in _scores_by_seed(reference)]
+                ref_by_seed = _scores_by_seed(reference)
+                ref_scores = [ref_by_seed[s] for s in sorted(_scores_by_seed(rt)) if s in ref_by_seed]
                 if len(ref_scores) >= 2:
                     r.secondary = {
                         "iqm": stats.interquartile_mean(scores), "iqm_ci": stats.iqm_ci(scores),
                         "iqm_reference": stats.interquartile_mean(ref_scores),
                         "poi": stats.probability_of_improvement(scores, ref_scores),
-                        "poi_ci": stats.stratified_ci(scores, ref_scores, stats.probability_of_improvement)}
+                        "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores)}
         if reference is not None and not r.is_reference:
             r.shadow = shadow_agreement(rt)
             if r.shadow:

@@ -9,6 +9,7 @@ from pathlib import Path
 from rtreport.errors import UserError
 
 from .analysis import analyse
+from .cache import RunCache
 from .load import load_file
 from .render import MARKER, render_site
 from .verdict import Gates
@@ -129,13 +130,21 @@ def _swap_in(new: Path, out: Path, notes: list | None = None) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def load_runs(db_paths: list[Path], allow_invalid: bool = False, notes: list | None = None) -> list:
+def load_runs(db_paths: list[Path], allow_invalid: bool = False, notes: list | None = None,
+              cache: RunCache | None = None, ready: dict | None = None) -> list:
     """Every file's run, or one error line per file that cannot be used (all of them, not just the first).
-    ``notes`` gets a line for each run published although not complete, and why."""
+    ``notes`` gets a line for each run published although not complete, and why. A file found in ``cache``
+    is not read: ``ready`` gets its runs' results, by ``id`` of the run."""
     runs, errors = [], []
     for path in db_paths:
         try:
-            runs += load_file(Path(path), allow_invalid)
+            found = cache.get(Path(path)) if cache is not None else None
+            if found is None:
+                runs += load_file(Path(path), allow_invalid)
+                continue
+            runs += [res.rows for res in found]
+            if ready is not None:
+                ready.update({id(res.rows): res for res in found})
         except UserError as e:
             errors.append(str(e))
     seen: dict[str, Path] = {}
@@ -164,9 +173,10 @@ def display_labels(runs) -> list[str]:
 
 
 def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
-               allow_invalid: bool = False, base_url: str | None = None, notes: list | None = None) -> list[Path]:
+               allow_invalid: bool = False, base_url: str | None = None, notes: list | None = None,
+               use_cache: bool = True) -> list[Path]:
     """Build into a temporary folder beside ``out`` and swap it in once every page is written; on any
-    failure the previous site stays as it was."""
+    failure the previous site stays as it was. Files analysed before are taken from the cache (``cache.py``)."""
     if not db_paths:
         raise UserError("no DuckDB files to build from (give paths, or run rtreport collect first)")
     try:
@@ -175,7 +185,8 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
         raise UserError(f"cannot read gates file {gates_path}: {type(e).__name__}: {e}") from None
     out = Path(out)
     _check_out(out)
-    runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid, notes)
+    cache, ready = RunCache(gates, allow_invalid) if use_cache else None, {}
+    runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid, notes, cache, ready)
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     doing = {"what": "starting", "source": None}
@@ -185,7 +196,10 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
         results = []
         for run in runs:
             doing.update(what="analysing", source=run.source)
-            results.append(analyse(run, gates))
+            results.append(ready.get(id(run)) or analyse(run, gates))
+        if cache is not None:
+            for source in dict.fromkeys(r.rows.source for r in results if id(r.rows) not in ready):
+                cache.put(source, [r for r in results if r.rows.source == source])
         written = render_site(results, tmp, gates, gates_path, doing, base_url)
         _swap_in(tmp, out, notes)
     except UserError:

@@ -54,6 +54,19 @@ def the_checkout_stays_untouched(tmp_path_factory):
     assert not changed, f"tests changed files of the checkout: {changed[:20]}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def build_cache_in_a_temporary_folder(tmp_path_factory):
+    """``rtreport build`` keeps its cache of analysed files (site_gen/cache.py) under pytest's folders, never in
+    the user's ~/.cache."""
+    before = os.environ.get("RTREPORT_CACHE_DIR")
+    os.environ["RTREPORT_CACHE_DIR"] = str(tmp_path_factory.mktemp("build-cache"))
+    yield
+    if before is None:
+        os.environ.pop("RTREPORT_CACHE_DIR", None)
+    else:
+        os.environ["RTREPORT_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="session")
 def shipped_model():
     from collect.agent.shipped import shipped_model

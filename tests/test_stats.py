@@ -133,6 +133,47 @@ def test_clustered_agreement_and_the_zero_flip_bound():
     assert list(stats.margin_bin([0.0, 5e-7, 0.05, 2.0])) == [0, 0, 5, 7]
 
 
+@pytest.mark.parametrize("kind", ["scores with ties", "continuous", "one each side"])
+def test_the_probability_of_improvement_interval_is_the_stratified_bootstrap_bit_for_bit(kind):
+    rng = np.random.default_rng(7)
+    x, y = {"scores with ties": (rng.integers(0, 12, 40), rng.integers(0, 12, 300)),
+            "continuous": (rng.normal(size=57), rng.normal(0.2, size=33)),
+            "one each side": ([3.0], [3.0])}[kind]
+    assert stats.probability_of_improvement_ci(x, y, resamples=500) == \
+        stats.stratified_ci(x, y, stats.probability_of_improvement, resamples=500)
+
+
+def test_first_divergence_of_equal_traces_of_any_kind():
+    assert stats.first_divergence(np.array([1, 2]), [1, 2]) is None
+    assert stats.first_divergence([], []) is None and stats.first_divergence([], [4]) == 0
+    long = [i % 4 for i in range(1000)]
+    for step in (0, 255, 256, 257, 999):
+        assert stats.first_divergence(long, long[:step] + [9] + long[step + 1:]) == step
+    assert stats.first_divergence(long, long[:700]) == 700
+
+
+def test_the_clustered_interval_of_counts_is_the_float_bootstrap_bit_for_bit():
+    rng = np.random.default_rng(5)
+    decisions = rng.integers(1, 3000, 400).astype(float)
+    same = decisions - rng.integers(0, 3, 400)
+    idx = np.random.default_rng(stats.BOOTSTRAP_SEED).integers(0, 400, size=(2000, 400))
+    fractions = same[idx].sum(axis=1) / decisions[idx].sum(axis=1)   # the definition, in floats
+    expected = (float(same.sum() / decisions.sum()), float(np.quantile(fractions, 0.025)),
+                float(np.quantile(fractions, 0.975)))
+    assert stats.clustered_fraction(same, decisions, resamples=2000) == expected
+    assert stats.clustered_fraction(same / 2, decisions / 2, resamples=2000) == expected   # not whole numbers
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 97, 400])
+def test_the_iqm_interval_of_whole_scores_is_the_sorted_bootstrap_bit_for_bit(n):
+    scores = np.random.default_rng(n).integers(0, 500, n).astype(float)
+
+    def sorted_iqm(x):   # the definition: sort each resample, average the middle half
+        x, cut = np.sort(x, axis=1), int(0.25 * x.shape[1])
+        return x[:, cut:x.shape[1] - cut].mean(axis=1)
+    assert stats.iqm_ci(scores, resamples=3000) == stats.bootstrap_ci(scores, sorted_iqm, 3000)
+
+
 def test_probability_of_improvement_and_iqm():
     assert stats.probability_of_improvement([2, 2], [1, 3]) == 0.5
     assert stats.probability_of_improvement([5], [1, 2, 5]) == pytest.approx((2 + 0.5) / 3)
