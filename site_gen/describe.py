@@ -37,7 +37,7 @@ def scope_text(res: RunResult, t: Translator) -> str:
     versions = t("sep").join([f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used] +
                          [f"{name} {run[key]}" for name, key in (("CUDA", "cuda_version"), (t("driver"), "gpu_driver"))
                           if run.get(key)])
-    return t("scope", model=f"{run['model_path'].rsplit('/', 1)[-1]} (sha256 {run['model_sha256'][:12]})",
+    return t("scope", model=run['model_path'].rsplit('/', 1)[-1], sha=run['model_sha256'][:12],
              machine=run.get("gpu_name") or run.get("cpu") or "?", versions=versions,
              workload=workload_text(res, t))
 

@@ -151,8 +151,9 @@ def sentences(res: RunResult, t) -> list[str]:
     ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
     q = res.gates.speed_statistic
     if ranked and ref:
-        top = t("semi").join(t("paren", a=r.rows.title, b=f"{r.latency[q]:.3f} ms, {_speedup(r):.2f}× "
-                              f"[{1 / r.ratio[2]:.2f}–{1 / r.ratio[1]:.2f}]") for r in ranked[:3])
+        top = t("semi").join(t("paren", a=r.rows.title, b=t(
+            "find_speed_item", value=f"{r.latency[q]:.3f}", times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}",
+            high=f"{1 / r.ratio[1]:.2f}")) for r in ranked[:3])
         if len(ranked) == 1:
             out.append(t("find_speed_one", top=top, ref=ref.rows.title, stat=stat_name(res),
                          ref_value=f"{ref.latency[q]:.3f}"))

@@ -45,7 +45,7 @@ def test_a_cpu_run_stores_what_preparing_each_runtime_added_and_no_gpu_rows(quic
 
 
 def test_the_cpu_page_shows_memory_artifacts_and_says_why_no_gpu_costs(built_site):
-    for lang, note in (("en", "no runtime on this machine ran on a GPU"), ("zh-tw", "這台機器沒有任何 runtime 在 GPU 上執行")):
+    for lang, note in (("en", "no runtime on this machine ran on a GPU"), ("zh-tw", "這台機器沒有任何執行環境在 GPU 上執行")):
         page = (built_site / lang / "hardware" / "ci-cpu" / "index.html").read_text()
         section = re.search(r'<details class="part" id="part-costs">(.*?)<details class="part" id="part-not-run">',
                             page, re.S).group(1)
