@@ -155,7 +155,6 @@ def uncovered(site: Path, said: dict, names: list[str]) -> list[str]:
     return problems
 
 
-@pytest.mark.slow
 def test_every_sentence_with_a_number_or_a_comparison_is_a_claim(published_site, quick_run):
     said, names = site_claims([quick_run, *COMMITTED_RUNS])
     problems = uncovered(published_site, said, names)
