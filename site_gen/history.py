@@ -155,8 +155,8 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
         steps.append({"heading": t("hist_step", a=head_runs[i - 1], b=head_runs[i]),
                       "changes": lines or [t("hist_nothing_changed")],
                       "not_alike": t("hist_not_alike", what=t("semi").join(t(k) for k in differ)) if differ else None,
-                      "flags": flags, "calm": claims.say(t, "within_spread", "hist_calm", {"moves": moves, "n": same}, None, n=same)
-                      if not differ and not flags else None})
+                      "flags": flags, "calm": claims.say(t, "within_spread", "hist_calm", {"moves": moves, "n": same},
+                                                         None, n=same) if not differ and not flags else None})
     return {"heading": t("hist_heading", label=label), "intro": t("hist_intro", n=len(runs)),
             "answer": t("hist_answer", run=head_runs[best]), "runs": run_rows, "runs_head": head_runs,
             "table": {"head": [t("runtime"), *head_runs], "rows": table}, "steps": steps}

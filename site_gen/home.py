@@ -168,8 +168,8 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
                           fast.rows.runtime_id, runtime=fast.rows.title, p95=f"{fast.latency['p95']:.3f}")
         if rec:
             r = rec["runtime"]
-            worthy = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
-            e = {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": worthy}
+            e = {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": [
+                x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]}
             text += t("semi") + (claims.say(t, "recommend", "cross_recommended_same", e, r.rows.runtime_id)
                                  if r is fast else claims.say(t, "recommend", "cross_recommended", e, r.rows.runtime_id,
                                                               runtime=r.rows.title, p95=f"{r.latency['p95']:.3f}"))
@@ -255,4 +255,5 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
     layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
     return Chart("cross-hardware", {"data": traces, "layout": layout},
                  ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_paired_play"], rows,
-                 "title_cross", "cap_cross", (count_key("sum_cross", len(have)), {"machines": len(have)}, None, None), csv)
+                 "title_cross", "cap_cross", (count_key("sum_cross", len(have)), {"machines": len(have)}, None, None),
+                 csv)

@@ -33,6 +33,7 @@ DESCRIPTIVE = (
     "dirty_banner", "mixed_onnxruntime_banner", "card_tensorrt",         # provenance, and why a runtime did not run
     "family_group", "tf32_on", "tf32_off",                               # which runtimes share a play test; a setting
     "hist_changed", "hist_library", "hist_runtime_libraries", "hist_step",  # what changed between two runs
+    "not_alike",                                                         # what differs between runs' settings
 )
 # A number (not a digit inside a name such as FP32, P95 or H200) or a comparison word.
 NUMBER = re.compile(r"(?<![A-Za-z\d_.-])\d")
