@@ -42,7 +42,8 @@ class Chart:
     rows: list[list]              # already formatted cells
     title: str                    # i18n key
     caption: str                  # i18n key
-    summary: tuple[str, dict] = ("", {})   # i18n key and its parameters
+    # the screen-reader summary, a claim: (i18n key, its parameters, claim kind, evidence) (``claims.say``)
+    summary: tuple = ("", {}, None, None)
     csv_rows: list[list] = field(default_factory=list)   # unformatted values for the CSV
 
 
@@ -135,9 +136,10 @@ def throughput_chart(res: RunResult, t) -> Chart | None:
     csv = [[r.rows.runtime_id, b, r.throughput[b]] for r in ran for b in sizes if b in r.throughput]
     best = max(ran, key=lambda r: max(r.throughput.values()))
     best_b = max(best.throughput, key=best.throughput.get)
+    e = {"value": best.throughput[best_b], "others": [v for r in ran for v in r.throughput.values()]}
     return Chart("throughput", fig, ["col_runtime"] + [f"batch:{b}" for b in sizes], rows, "title_throughput",
                  "cap_throughput", ("sum_throughput", {"best": best.rows.title, "rate": f"{best.throughput[best_b]:,.0f}",
-                                                       "batch": best_b}), csv)
+                                                       "batch": best_b}, "highest_of", e), csv)
 
 
 def agreement_chart(res: RunResult, t) -> Chart | None:
@@ -168,8 +170,9 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
             r.shadow["high"]] for r in ran]
     fewest = min(p for p in pct)
     worst = [r.rows.title for r, p in zip(ran, pct) if p == fewest]
-    summary = ("sum_agreement_tie", {"n": len(ran), "value": f"{fewest:.3f}"}) if len(worst) == len(ran) else \
-        ("sum_agreement", {"runtime": titles(worst, t), "value": f"{fewest:.3f}"})
+    summary = ("sum_agreement_tie", {"n": len(ran), "value": f"{fewest:.3f}"}, "all_equal", {"values": pct}) \
+        if len(worst) == len(ran) else ("sum_agreement", {"runtime": titles(worst, t), "value": f"{fewest:.3f}"},
+                                        "lowest_of", {"value": fewest, "others": pct})
     return Chart("agreement", fig, ["col_runtime", "col_same_actions", "col_same_share", "col_ci95"], rows,
                  "title_agreement", "cap_agreement", summary, csv)
 
@@ -210,8 +213,11 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
     fewest = min(r.agreement["same_actions"] for r in ran)
     worst = [r for r in ran if r.agreement["same_actions"] == fewest]
     states = ran[0].agreement["states"]
-    summary = ("sum_fixed_tie", {"n": len(ran), "same": fewest, "states": states}) if len(worst) == len(ran) else \
-        ("sum_fixed", {"runtime": titles([r.rows.title for r in worst], t), "same": fewest, "states": states})
+    same = [r.agreement["same_actions"] for r in ran]
+    summary = ("sum_fixed_tie", {"n": len(ran), "same": fewest, "states": states}, "all_equal", {"values": same}) \
+        if len(worst) == len(ran) else ("sum_fixed", {"runtime": titles([r.rows.title for r in worst], t),
+                                                      "same": fewest, "states": states},
+                                        "lowest_of", {"value": fewest, "others": same})
     return Chart("fixed-states", fig, ["col_runtime", "col_same_actions", "col_max_dq", "col_mean_dq", "col_flips"],
                  rows, "title_fixed", "cap_fixed", summary, csv)
 
@@ -256,5 +262,6 @@ def play_chart(res: RunResult, t) -> Chart | None:
                ("non-inferior", "inferior", "undecided")}
     return Chart("play", fig, ["col_runtime", "col_seeds", "col_mean_diff", "col_rci", "col_outcome", "col_mean",
                                "col_median", "col_std", "col_p10", "col_p90", "col_iqm"], rows, "title_play",
-                 "cap_play", ("sum_play", {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()}),
-                 csv)
+                 "cap_play", ("sum_play", {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()},
+                              "outcome_lists", {"lists": {o: [r.play["outcome"] for r in tested if r.rows.title in v]
+                                                          for o, v in decided.items()}}), csv)

@@ -47,8 +47,31 @@ KINDS = {
     # the family of verdicts: the Bonferroni bound over the distinct play tests
     "family_bound": ("the bound is the number of distinct play tests times the per-verdict error, at most 1",
                      lambda e: abs(e["bound"] - min(1.0, e["tests"] * e["alpha"])) < TOL and e["tests"] <= e["candidates"]),
-    # a runtime singled out as the lowest of a group on some measure
+    # a runtime singled out as the lowest (highest) of a group on some measure
     "lowest_of": ("its value is the lowest of the group named", lambda e: e["value"] <= min(e["others"]) + TOL),
+    "highest_of": ("its value is the highest of the group named", lambda e: e["value"] >= max(e["others"]) - TOL),
+    # rankings by point estimate: the sentence says "point estimate" and gives the interval where there is one
+    "fastest_point": ("its point estimate (ratio or latency) is the lowest of the group named",
+                      lambda e: e["value"] <= min(e["others"]) + TOL),
+    "fastest_paired": ("the lowest ratio of the group, and the runtimes named as not told apart from it are exactly "
+                       "those whose own per-round ratio to it holds 1 (or has no interval)",
+                       lambda e: e["value"] <= min(e["others"]) + TOL and
+                       e["named"] == sum(v is None or v[0] <= 1 <= v[1] for v in e["versus"])),
+    "ranked_point": ("listed in the order of their point estimates, lowest first",
+                     lambda e: all(a <= b + TOL for a, b in zip(e["values"], e["values"][1:]))),
+    "all_equal": ("every runtime of the group has the same value", lambda e: len(set(e["values"])) == 1),
+    # the play test's outcomes listed: every runtime under its own outcome
+    "outcome_lists": ("each runtime is listed under the outcome of its own play test",
+                      lambda e: all(o == k for k, os in e["lists"].items() for o in os)),
+    "both_non_inferior": ("both runtimes' play tests ended non-inferior",
+                          lambda e: all(o == "non-inferior" for o in e["outcomes"]) and len(e["outcomes"]) == 2),
+    # a mean paired score difference beside its interval: no direction is claimed
+    "score_difference": ("the interval holds the mean; no direction is claimed",
+                         lambda e: e["low"] - TOL <= e["mean"] <= e["high"] + TOL),
+    "scores_identical": ("the same score on every paired seed", lambda e: e["identical"] == e["n"] > 0),
+    # two runs of one machine: "all ≈" only when no comparison's two 95 % intervals stand apart
+    "within_spread": ("no runtime's P95 or ratio moved beyond both runs' 95 % intervals; the count is theirs",
+                      lambda e: not {"slower", "faster"} & set(e["moves"]) and e["moves"].count("same") == e["n"]),
     # the recommendation: the fastest (point estimate) of the runtimes that pass all three gates
     "recommend": ("it passes all three gates and has the lowest ratio of those that do",
                   lambda e: e["outcome"] == "deployment-worthy" and e["ratio"] <= min(e["others"], default=e["ratio"])),

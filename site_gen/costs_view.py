@@ -55,8 +55,8 @@ def breakdown_chart(res: RunResult, t: Translator) -> Chart | None:
     return Chart("breakdown", {"data": traces, "layout": layout},
                  ["col_runtime", "col_decision_us", "col_h2d_us", "col_compute_us", "col_d2h_us", "col_host_us",
                   "col_kernels_per_decision"], rows, "title_breakdown", "cap_breakdown",
-                 ("sum_breakdown", {"runtime": fastest_gpu[0].rows.title, "us": f"{fastest_gpu[1]['compute']:.1f}"}),
-                 csv)
+                 ("sum_breakdown", {"runtime": fastest_gpu[0].rows.title, "us": f"{fastest_gpu[1]['compute']:.1f}"},
+                  "lowest_of", {"value": fastest_gpu[1]["compute"], "others": [b["compute"] for _, b in ran]}), csv)
 
 
 def kernels_table(res: RunResult, t: Translator, top: int = 3) -> dict | None:

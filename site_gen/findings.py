@@ -44,7 +44,9 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
         best_undecided = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "undecided" and r.ratio]
         if best_undecided:
             b = min(best_undecided, key=lambda r: r.ratio[0])
-            return t("find_no_recommendation_undecided", runtime=b.rows.title, stat=stat_name(res),
+            e = {"value": b.ratio[0], "others": [r.ratio[0] for r in best_undecided]}
+            return claims.say(t, "fastest_point", "find_no_recommendation_undecided", e, b.rows.runtime_id,
+                     runtime=b.rows.title, stat=stat_name(res),
                      times=f"{_speedup(b):.2f}", low=f"{1 / b.ratio[2]:.2f}", high=f"{1 / b.ratio[1]:.2f}",
                      why=undecided_why(b, t))
         return t("find_no_recommendation")
@@ -61,10 +63,10 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
         v, other = rec["versus"], rec["runner_up"].rows.title
         if v is None:
             text += " " + t("find_tie_unpaired", other=other)
-        else:
-            text += " " + t("find_tie" if rec["tie"] else "find_ahead", other=other, stat=stat_name(res),
-                            speed=speed(v, t, f"{r.rows.runtime_id}/{rec['runner_up'].rows.runtime_id}"),
-                            rounds=v["rounds"])
+        else:   # the runner-up sentence claims what the two's own per-round ratio licenses, as its speed claim does
+            pair = f"{r.rows.runtime_id}/{rec['runner_up'].rows.runtime_id}"
+            text += " " + claims.say(t, claims.speed_kind(v), "find_tie" if rec["tie"] else "find_ahead", v, pair,
+                                     other=other, stat=stat_name(res), speed=speed(v, t, pair), rounds=v["rounds"])
     return text
 
 
@@ -97,9 +99,10 @@ def trade_off(res: RunResult, t) -> list[str]:
                            decisions=f"{best.shadow['decisions']:,}")]
     q, out = res.gates.speed_statistic, []
     v = head_to_head(fast, best, q)
+    pair = f"{fast.rows.runtime_id}/{best.rows.runtime_id}"
     out.append(t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title) if v is None else
-               t("trade_speed", fast=fast.rows.title, exact=best.rows.title, stat=stat_name(res), rounds=v["rounds"],
-                 speed=speed(v, t, f"{fast.rows.runtime_id}/{best.rows.runtime_id}")))
+               claims.say(t, claims.speed_kind(v), "trade_speed", v, pair, fast=fast.rows.title, exact=best.rows.title,
+                          stat=stat_name(res), rounds=v["rounds"], speed=speed(v, t, pair)))
     s = fast.shadow
     lowest = ""
     if len(adopted) > 2:
@@ -116,10 +119,12 @@ def trade_off(res: RunResult, t) -> list[str]:
         e = {"value": p["mean"], "others": [r.play["mean"] for r in adopted]}
         if claims.check("lowest_of", e):
             lowest = claims.say(t, "lowest_of", "trade_lowest_play", e, fast.rows.runtime_id, n=len(adopted))
-    said = (lambda x: t("trade_play_identical") if _identical(x) else
-            t("trade_play_mean", mean=f"{x['mean']:+.2f}", low=f"{x['low']:+.2f}", high=f"{x['high']:+.2f}"))
-    out.append(t("trade_play", fast=fast.rows.title, exact=best.rows.title, fast_play=said(p), exact_play=said(b),
-                 lowest=lowest, margin=f"{p['margin']:.2f}"))
+    said = (lambda x, rid: t("trade_play_identical") if _identical(x) else
+            claims.say(t, "score_difference", "trade_play_mean", x, rid, mean=f"{x['mean']:+.2f}",
+                       low=f"{x['low']:+.2f}", high=f"{x['high']:+.2f}"))
+    out.append(claims.say(t, "both_non_inferior", "trade_play", {"outcomes": [p["outcome"], b["outcome"]]}, pair,
+                          fast=fast.rows.title, exact=best.rows.title, fast_play=said(p, fast.rows.runtime_id),
+                          exact_play=said(b, best.rows.runtime_id), lowest=lowest, margin=f"{p['margin']:.2f}"))
     return out
 
 
@@ -154,11 +159,13 @@ def sentences(res: RunResult, t) -> list[str]:
         top = t("semi").join(t("paren", a=r.rows.title, b=t(
             "find_speed_item", value=f"{r.latency[q]:.3f}", times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}",
             high=f"{1 / r.ratio[1]:.2f}")) for r in ranked[:3])
+        e = {"values": [r.ratio[0] for r in ranked]}   # in the order of their point estimates, each with its interval
         if len(ranked) == 1:
-            out.append(t("find_speed_one", top=top, ref=ref.rows.title, stat=stat_name(res),
-                         ref_value=f"{ref.latency[q]:.3f}"))
+            out.append(claims.say(t, "ranked_point", "find_speed_one", e, res.reference_id, top=top,
+                                  ref=ref.rows.title, stat=stat_name(res), ref_value=f"{ref.latency[q]:.3f}"))
         else:
-            out.append(t("find_speed", top=top, ref=ref.rows.title, stat=stat_name(res),
+            out.append(claims.say(t, "ranked_point", "find_speed", e, res.reference_id, top=top, ref=ref.rows.title,
+                                  stat=stat_name(res),
                          ref_value=f"{ref.latency[q]:.3f}", slowest=ranked[-1].rows.title,
                          slowest_speed=speed(dict(zip(("value", "low", "high"), ranked[-1].ratio)), t,
                                              ranked[-1].rows.runtime_id)))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from . import claims
 from .comparability import BASIS, _value
 from .i18n import Translator
 from .pages import label_of, runtime_order, slugify, verdict_cell
@@ -140,12 +141,13 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
             if a and b and a.rows.libraries != b.rows.libraries:
                 lines.append(t("hist_runtime_libraries", runtime=b.rows.title,
                                before=_libs(a.rows.libraries, t), after=_libs(b.rows.libraries, t)))
-        flags, same = [], 0
+        flags, same, moves = [], 0, []
         for rid in order if not differ else []:
             a, b = prev.runtime(rid), cur.runtime(rid)
             for what, x, y in (("hist_flag_p95", _p95(a), _p95(b)),
                                ("hist_flag_ratio", a and a.ratio, b and b.ratio)):
                 moved = shift(x, y)
+                moves.append(moved)
                 if moved in ("slower", "faster"):
                     flags.append(_flag(what, moved, b.rows.title, x, y, t))
                 elif moved == "same":
@@ -153,7 +155,8 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
         steps.append({"heading": t("hist_step", a=head_runs[i - 1], b=head_runs[i]),
                       "changes": lines or [t("hist_nothing_changed")],
                       "not_alike": t("hist_not_alike", what=t("semi").join(t(k) for k in differ)) if differ else None,
-                      "flags": flags, "calm": t("hist_calm", n=same) if not differ and not flags else None})
+                      "flags": flags, "calm": claims.say(t, "within_spread", "hist_calm", {"moves": moves, "n": same},
+                                                         None, n=same) if not differ and not flags else None})
     return {"heading": t("hist_heading", label=label), "intro": t("hist_intro", n=len(runs)),
             "answer": t("hist_answer", run=head_runs[best]), "runs": run_rows, "runs_head": head_runs,
             "table": {"head": [t("runtime"), *head_runs], "rows": table}, "steps": steps}

@@ -65,10 +65,13 @@ def headline(res: RunResult, t: Translator) -> str:
     if not timed:
         return t("card_none")
     r = min(timed, key=lambda x: x.ratio[0])
+    e = {"value": r.ratio[0], "others": [x.ratio[0] for x in timed]}   # by point estimate, its interval beside it
     if res.withheld:      # no verdicts here at all: say why, not that the fastest runtime "has no verdict"
-        return t("card_withheld_fastest", runtime=r.rows.title, **_speed(r, res))
-    return t("card_none_fastest", runtime=r.rows.title, **_speed(r, res),
-             outcome=t(f"outcome_{r.verdict.outcome}") if r.verdict else t("outcome_no-verdict"))
+        return claims.say(t, "fastest_point", "card_withheld_fastest", e, r.rows.runtime_id, runtime=r.rows.title,
+                          **_speed(r, res))
+    return claims.say(t, "fastest_point", "card_none_fastest", e, r.rows.runtime_id, runtime=r.rows.title,
+                      **_speed(r, res), outcome=t(f"outcome_{r.verdict.outcome}") if r.verdict
+                      else t("outcome_no-verdict"))
 
 
 def card(res: RunResult, slug: str, t: Translator) -> dict:
@@ -160,12 +163,16 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
             continue
         fast = min(timed, key=lambda r: r.latency["p95"])
         rec = recommendation(res)
-        text = t("cross_fastest", runtime=fast.rows.title, p95=f"{fast.latency['p95']:.3f}")
-        if rec and rec["runtime"] is fast:
-            text += t("semi") + t("cross_recommended_same")
-        elif rec:
+        text = claims.say(t, "fastest_point", "cross_fastest", {"value": fast.latency["p95"],
+                                                                "others": [r.latency["p95"] for r in timed]},
+                          fast.rows.runtime_id, runtime=fast.rows.title, p95=f"{fast.latency['p95']:.3f}")
+        if rec:
             r = rec["runtime"]
-            text += t("semi") + t("cross_recommended", runtime=r.rows.title, p95=f"{r.latency['p95']:.3f}")
+            e = {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": [
+                x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]}
+            text += t("semi") + (claims.say(t, "recommend", "cross_recommended_same", e, r.rows.runtime_id)
+                                 if r is fast else claims.say(t, "recommend", "cross_recommended", e, r.rows.runtime_id,
+                                                              runtime=r.rows.title, p95=f"{r.latency['p95']:.3f}"))
         else:
             text += t("semi") + t("cross_recommended_none")
         lead.append({"label": label_of(res), "href": f"../hardware/{slug}/index.html", "text": text})
@@ -248,4 +255,5 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
     layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
     return Chart("cross-hardware", {"data": traces, "layout": layout},
                  ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_paired_play"], rows,
-                 "title_cross", "cap_cross", (count_key("sum_cross", len(have)), {"machines": len(have)}), csv)
+                 "title_cross", "cap_cross", (count_key("sum_cross", len(have)), {"machines": len(have)}, None, None),
+                 csv)

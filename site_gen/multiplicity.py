@@ -50,10 +50,10 @@ def family_text(res, t) -> str | None:
     if f is None:
         return None
     from .wording import pct
+    e = {k: f[k] for k in ("candidates", "tests", "alpha", "bound")}
     if f["candidates"] == 1:
-        return t("family_text_one", alpha=pct(f["alpha"]))
+        return claims.say(t, "family_bound", "family_text_one", e, None, alpha=pct(f["alpha"]))
     shared = t("group_sep").join(t("family_group", k=k, runtimes=titles([r.rows.title for r in g], t))
                                  for k, g in enumerate(f["shared"], 1))
-    e = {k: f[k] for k in ("candidates", "tests", "alpha", "bound")}
     return claims.say(t, "family_bound", "family_text", e, None, candidates=f["candidates"], tests=f["tests"],
                       alpha=pct(f["alpha"]), bound=pct(f["bound"]), shared=shared or t("family_no_shared"))

@@ -9,7 +9,7 @@ import json
 
 from rtreport.labels import slug as slug_of
 
-from . import reasons
+from . import claims, reasons
 from .analysis import RunResult
 from .charts import Chart, agreement_chart, fixed_states_chart, play_chart, throughput_chart
 from .costs_view import breakdown_chart, kernels_table, resources_table
@@ -65,9 +65,10 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
     spec = json.dumps(chart.figure, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     # Inside <script type="application/json"> only "</script" could end the block early; escape <, > and &.
     spec = spec.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-    key, params = chart.summary
+    key, params, kind, evidence = chart.summary
     return {"id": chart.chart_id, "spec_json": spec, "title": t(chart.title), "caption": t(chart.caption),
-            "summary": t(key, **params) if key else "",
+            "summary": (claims.say(t, kind, key, evidence, chart.chart_id, **params) if kind else
+                        t(key, **params)) if key else "",
             "table": {"head": [heading(c) for c in chart.columns], "rows": chart.rows}, "csv_href": csv_href,
             "height": chart.figure["layout"].get("height", 400)}
 
@@ -100,6 +101,19 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
             "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates], "raw": None}
 
 
+def comparison_text(c: dict, t: Translator) -> str:
+    """An extra same-seed comparison of two runtimes: the same score on every seed, or the mean paired difference
+    beside its interval (no direction claimed: no test decides one here)."""
+    p, pair = c["paired"], f"{c['candidate'].runtime_id}/{c['baseline'].runtime_id}"
+    names = {"candidate": c["candidate"].title, "baseline": c["baseline"].title}
+    if p["identical"] == p["n"]:
+        return claims.say(t, "scores_identical", "comparison_identical", p, pair, **names, n=p["n"])
+    return claims.say(t, "score_difference", "comparison_row", {"mean": p["mean"], "low": p["ci_low"],
+                                                                "high": p["ci_high"]}, pair, **names,
+                      mean=f"{p['mean']:+.2f}", low=f"{p['ci_low']:+.2f}", high=f"{p['ci_high']:+.2f}",
+                      identical=p["identical"], n=p["n"])
+
+
 def machine_title(res: RunResult, t: Translator) -> str:
     run = res.rows.run
     return t("machine_title", label=run.get("display_label", run["label"]),
@@ -119,12 +133,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                       action=name(f["action"]), margin=f"{f['reference_margin']:.4f}",
                                       dq=f"{f['max_abs_dq']:.2e}")
              for r in res.runtimes for f in (r.agreement or {}).get("flips", [])]
-    comparisons = [t("comparison_identical", candidate=c["candidate"].title, baseline=c["baseline"].title,
-                     n=c["paired"]["n"]) if c["paired"]["identical"] == c["paired"]["n"] else
-                   t("comparison_row", candidate=c["candidate"].title, baseline=c["baseline"].title,
-                     mean=f"{c['paired']['mean']:+.2f}", low=f"{c['paired']['ci_low']:+.2f}",
-                     high=f"{c['paired']['ci_high']:+.2f}", identical=c["paired"]["identical"], n=c["paired"]["n"])
-                   for c in res.comparisons]
+    comparisons = [comparison_text(c, t) for c in res.comparisons]
     measured = [r for r in res.runtimes if r.rows.status not in ("unavailable", "failed")]
     verdicts = [{"title": r.rows.title, "cell": verdict_cell(r, res, t)} for r in measured]
     lat_n = max((r.latency["n"] for r in res.runtimes if r.latency), default=0)

@@ -34,14 +34,17 @@ def speed_chart(res: RunResult, t) -> Chart | None:
             for r, s, a, b in zip(ran, speed, lo, hi)]
     csv = [[r.rows.runtime_id, r.latency[q], s, a, b] for r, s, a, b in zip(ran, speed, lo, hi)]
     best = ran[0]
-    ties = []   # compared with the fastest directly, round by round: its own ratio's interval holds 1
+    ties, pairs = [], []   # compared with the fastest directly, round by round: its own ratio's interval holds 1
     for r in ran[1:]:
         versus = head_to_head(best, r, q)
+        pairs.append(versus and (versus["low"], versus["high"]))
         if versus is None or versus["low"] <= 1 <= versus["high"]:
             ties.append(r.rows.title)
     said = {"stat": stat, "fastest": best.rows.title, "times": f"{speed[0]:.2f}", "low": f"{lo[0]:.2f}",
             "high": f"{hi[0]:.2f}"}
-    summary = ("sum_speed_ties", {**said, "ties": titles(ties, t)}) if ties else ("sum_speed", said)
+    e = {"value": best.ratio[0], "others": [r.ratio[0] for r in ran], "named": len(ties), "versus": pairs}
+    summary = ("sum_speed_ties", {**said, "ties": titles(ties, t)}, "fastest_paired", e) if ties else \
+        ("sum_speed", said, "fastest_paired", e)
     return Chart("speed", fig, ["col_runtime", f"col_{q}_ms", "col_times", "col_interval95"], rows, "title_speed",
                  "cap_speed", summary, csv)
 
@@ -84,4 +87,5 @@ def latency_chart(res: RunResult, t) -> Chart | None:
     return Chart("latency", fig, ["col_runtime", "col_samples", "col_p50_ms", "col_p95_ms", "col_p95_ci_ms",
                                   "col_p99_ms", "col_mean_ms", "col_std_ms"], rows, "title_latency", "cap_latency",
                  ("sum_latency", {"fastest": fastest.rows.title, "p95": f"{fastest.latency['p95']:.3f}",
-                                  "n": len(ran)}), csv)
+                                  "n": len(ran)}, "fastest_point",
+                  {"value": fastest.latency["p95"], "others": [r.latency["p95"] for r in ran]}), csv)
