@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
+from collect.conditions import cpu_name  # noqa: E402  (light: no torch)
 
 
 def gpu() -> str:
@@ -44,5 +39,5 @@ def gpu() -> str:
 
 def fingerprint() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"machine: {cpu_model()}, {os.cpu_count()} cores, 1-min load at start {load:.2f}; GPU: {gpu()}; "
+    return (f"machine: {cpu_name()}, {os.cpu_count()} cores, 1-min load at start {load:.2f}; GPU: {gpu()}; "
             f"Python {platform.python_version()}")

@@ -90,6 +90,7 @@ class Collector:
         self.play_workers, self.play_slots, self.play_mps = options.play_workers, options.play_slots, options.play_mps
         self.phase, self.runtime_id = "starting", None
         self.runners: dict = {}
+        self._idle = None   # the GPU's idle power, read once per session by the first runtime's energy phase
 
     def where(self) -> str:
         """Where the run is, in words (e.g. for an interrupted run's status)."""
@@ -243,8 +244,7 @@ class Collector:
 
     def _energy(self, rid: str) -> None:
         with self.ui.phase(f"{rid}: energy per decision", 1) as tick:
-            rows, self._idle = costs.energy(self.runners[rid], self.states, self.cuda_index,
-                                            idle=getattr(self, "_idle", None))
+            rows, self._idle = costs.energy(self.runners[rid], self.states, self.cuda_index, idle=self._idle)
             tick(1)
         if rows:
             self.store.add_costs(rid, resources=rows)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import platform
 import time
 from pathlib import Path
 
@@ -13,6 +14,17 @@ LOAD_LIMIT = 0.5    # 1-min load average per core, beyond what this run itself a
 BUSY_LIMIT = 0.5    # share of all cores' time busy with other processes during the round
 CLOCK_LIMIT = 0.05  # CPU or GPU SM clock differing from the run's first round by more than this share
 LOAD_WINDOW = 60.0  # seconds: the kernel's 1-min load average decays with this time constant
+
+
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), else what the platform says."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def gpu_conditions(cuda_index: int) -> dict | None:

@@ -9,7 +9,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from .agent.shipped import cpu_name
+from .conditions import cpu_name
 
 # Distributions whose versions a run records (those its runtimes and game protocol may use).
 ENVIRONMENT = ("numpy", "torch", "onnxruntime", "onnxruntime-gpu", "onnx", "tensorrt", "tensorrt-cu12",

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from .. import paths
+from ..conditions import cpu_name
 from .network import ARCHITECTURE, QNetwork, export_onnx, load_weights, parameter_count, sha256_file
 from .protocol import ACTION_MEANINGS, FRAMESKIP, OBSERVATION_SHAPE, play_episode, protocol_settings
 
@@ -58,16 +59,6 @@ def machine_description() -> dict:
         "cpu": cpu_name(), "os": platform.platform(), "python": platform.python_version(),
         "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
     }
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def evaluation_record(episodes, runtime: str = "PyTorch FP32, CPU (eager)") -> dict:
