@@ -29,7 +29,7 @@ from .paths import FIXED_STATES, shown
 from .play import Design, PlayPhase, Players, auto_slots, auto_workers, engine
 from .progress import Silent
 from .registry import Runtime, all_runtimes, reference_runtime_id
-from .rounds import ROUND_ORDER_SEED, Rounds
+from .rounds import ROUND_ORDER_SEED, Rounds, ends_only_reason
 from .runners.base import RuntimeUnavailable
 from .store import RunStore
 
@@ -112,7 +112,7 @@ class Collector:
                 "settings": {**asdict(self.profile), "cuda_index": self.cuda_index,
                              "runtimes_requested": [s.id for s in self.specs], "states": len(self.states),
                              "seeds": list(self.seeds), "play_margin_fraction": margin,
-                             "round_order_seed": ROUND_ORDER_SEED}})
+                             "round_order_seed": ROUND_ORDER_SEED, "rounds_ends_only": self._ends_only()}})
         self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"])
         stored = dict(self.store.con.execute("SELECT runtime_id, status FROM runtimes WHERE run_id = ?",
                                              [self.store.run_id]).fetchall())
@@ -129,7 +129,10 @@ class Collector:
             for rid, runner in list(self.runners.items()):
                 self._guard(rid, self._fixed_states_and_batches, rid, runner)
             design = self._design()
-            self.rounds = Rounds(self, design.looks, design.seeds)
+            settings = (self.resuming or {}).get("settings") or {}
+            ends_only = settings["rounds_ends_only"] if "rounds_ends_only" in settings else (
+                None if self.resuming else self._ends_only())   # files before it took rounds between looks
+            self.rounds = Rounds(self, design.looks, design.seeds, between=ends_only is None)
             self.rounds.take(0)   # before play; then after looks (play.PlayPhase) and after play
             self._costs()
             self._play(design)
@@ -248,6 +251,9 @@ class Collector:
             tick(1)
         if rows:
             self.store.add_costs(rid, resources=rows)
+
+    def _ends_only(self) -> str | None:
+        return ends_only_reason(self.play_mps and any(s.device == "cuda" for s in self.specs))
 
     def _design(self) -> Design:
         settings = (self.resuming or {}).get("settings") or {}

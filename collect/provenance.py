@@ -67,9 +67,22 @@ def code_hash() -> str:
     return h.hexdigest()
 
 
-def code_version() -> str | None:
-    """``git describe`` when rtreport runs from a checkout (None from a wheel)."""
-    root = Path(__file__).resolve().parent.parent
+# A clean checkout's commit and code hash, written by tools/source_stamp.py where the copy that runs cannot ask git
+# itself (the device machine's copy carries a stale .git). Believed only when the code that runs hashes the same.
+SOURCE_STAMP = ".source-stamp.json"
+
+
+def code_version(root: Path | None = None) -> str | None:
+    """``git describe`` when rtreport runs from a checkout (None from a wheel). Where git says the tree is dirty
+    or cannot say, a source stamp whose code hash equals this code's gives the clean commit it was made from."""
+    root = root or Path(__file__).resolve().parent.parent
+    described = _describe(root)
+    if described is None or described.endswith("-dirty"):
+        return _stamped(root) or described
+    return described
+
+
+def _describe(root: Path) -> str | None:
     if not (root / ".git").exists():
         return None
     try:
@@ -78,6 +91,34 @@ def code_version() -> str | None:
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def _stamped(root: Path) -> str | None:
+    import json
+
+    try:
+        stamp = json.loads((root / SOURCE_STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or stamp.get("code_hash") != code_hash() or not stamp.get("commit"):
+        return None
+    return str(stamp["commit"])[:12]
+
+
+def write_stamp(root: Path) -> dict:
+    """The stamp of a clean checkout at ``root`` (its HEAD and this code's hash); refuses a dirty tree."""
+    import json
+
+    from rtreport.errors import UserError
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+    if git("status", "--porcelain", "--untracked-files=no").strip():
+        raise UserError(f"{root} has uncommitted changes: commit them first, a stamp names a commit")
+    stamp = {"commit": git("rev-parse", "HEAD").strip(), "code_hash": code_hash()}
+    (root / SOURCE_STAMP).write_text(json.dumps(stamp, indent=1) + "\n")
+    return stamp
 
 
 def _nvidia_smi(field: str) -> str | None:

@@ -18,14 +18,28 @@ from .store import now
 ROUND_ORDER_SEED = 20261130   # runtime order of round r: a permutation seeded with this + r
 
 
-def plan(rounds: int, looks: int) -> list[int]:
+def plan(rounds: int, looks: int, between: bool = True) -> list[int]:
     """The slot of each of the protocol's rounds, in round order: 0 before play, k after look k (1 … looks - 1),
-    ``looks`` after play. The two ends come first, so that any two rounds span the play; then the looks."""
-    order = [0, looks, *range(1, looks)] if looks > 0 else [0]
+    ``looks`` after play. The two ends come first, so that any two rounds span the play; then the looks.
+    ``between`` False: the two ends only (play through an MPS daemon, ``ends_only_reason``)."""
+    order = ([0, looks, *range(1, looks)] if between else [0, looks]) if looks > 0 else [0]
     counts = [0] * (looks + 1)
     for i in range(rounds):
         counts[order[i % len(order)]] += 1
     return [slot for slot in range(looks + 1) for _ in range(counts[slot])]
+
+
+def ends_only_reason(play_mps: bool) -> str | None:
+    """Why the protocol's rounds are not taken between looks, or None when they are. Through MPS, the play
+    processes' work runs in the MPS server's context, and between looks that server and its 16 idle clients are
+    alive while the main process, a plain CUDA client, measures: its context then shares the GPU with the
+    server's by time-slicing. On the H200 (docs/gpu-run.md section 9) runtimes that launch every kernel from the
+    host were 1.2–2.8× slower in the rounds between looks than before play, graph runtimes within ±25 %: such
+    rounds measure another machine state, so they are taken before play and after it, when no daemon runs."""
+    if play_mps:
+        return ("play shares the GPU through an MPS daemon, whose context time-slices with the measuring process "
+                "between looks: rounds are taken before play and after it")
+    return None
 
 
 def phase_name(slot: int, looks: int) -> str:
@@ -68,8 +82,9 @@ class Rounds:
     and failure handling). ``take(slot)`` measures the rounds owed by then; a resumed run takes rounds of slots
     it has passed where it is."""
 
-    def __init__(self, collector, looks: tuple, seeds: tuple):
-        self.c, self.looks, self.seeds = collector, looks, seeds
+    def __init__(self, collector, looks: tuple, seeds: tuple, between: bool = True):
+        """``between``: whether rounds are also taken between looks (``ends_only_reason``)."""
+        self.c, self.looks, self.seeds, self.between_looks = collector, looks, seeds, between
         self.host = Host()
         self.failed: set = set()   # runtimes that failed in a round (play leaves them out too)
 
@@ -92,7 +107,7 @@ class Rounds:
         done = set(self.c.store.con.execute("SELECT runtime_id, round FROM rounds WHERE run_id = ?",
                                             [self.c.store.run_id]).fetchall())
         numbers = self.numbers()
-        slots = plan(len(numbers), len(self.looks))
+        slots = plan(len(numbers), len(self.looks), self.between_looks)
         out = []
         for r, planned in zip(numbers, slots):
             lacking = [rid for rid in order_of(self.c.runners, r) if (rid, r) not in done]
@@ -108,7 +123,7 @@ class Rounds:
         return not played - set(self.seeds[: self.looks[slot - 1]] if slot else ())
 
     def due(self, look: int) -> bool:
-        return bool(self.owed(look))
+        return self.between_looks and bool(self.owed(look))
 
     def between(self, look: int, players, carried: dict) -> dict:
         """After ``look`` looks: wait for the games started ahead to end (kept for the next look), then take the

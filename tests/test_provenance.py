@@ -73,3 +73,36 @@ def test_a_plugin_package_is_named_with_its_version_and_files_hash(tmp_path):
     (site / "tinypkg" / "__init__.py").write_text("RUNTIMES = []  # changed\n")
     assert packages.package_of(ep)[2] != sha          # its code changed: so does the hash
     assert json.dumps(packages.package_of(ep))
+
+
+def test_a_source_stamp_names_the_clean_commit_only_for_the_code_it_was_made_from(monkeypatch, tmp_path):
+    """The device copy's git says `<old commit>-dirty`; a stamp made from the clean commit names that commit when
+    the running code hashes the same, and is ignored (git's word stands) when it does not."""
+    stamp = tmp_path / provenance.SOURCE_STAMP
+    monkeypatch.setattr(provenance, "_describe", lambda root: "2c06e2d50d35-dirty")
+    assert provenance.code_version(tmp_path) == "2c06e2d50d35-dirty"          # no stamp
+    stamp.write_text(json.dumps({"commit": "8b708c4" + "0" * 33, "code_hash": provenance.code_hash()}))
+    assert provenance.code_version(tmp_path) == "8b708c400000"
+    stamp.write_text(json.dumps({"commit": "8b708c4" + "0" * 33, "code_hash": "other code"}))
+    assert provenance.code_version(tmp_path) == "2c06e2d50d35-dirty"
+    stamp.write_text("not json")
+    assert provenance.code_version(tmp_path) == "2c06e2d50d35-dirty"
+    monkeypatch.setattr(provenance, "_describe", lambda root: "abc123")        # a clean checkout: git's word
+    assert provenance.code_version(tmp_path) == "abc123"
+
+
+def test_no_stamp_for_a_dirty_tree(tmp_path):
+    import subprocess
+
+    import pytest
+
+    from rtreport.errors import UserError
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.txt").write_text("1")
+    for args in (["add", "a.txt"], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "a"]):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True)
+    made = provenance.write_stamp(tmp_path)
+    assert json.loads((tmp_path / provenance.SOURCE_STAMP).read_text()) == made and len(made["commit"]) == 40
+    (tmp_path / "a.txt").write_text("2")
+    with pytest.raises(UserError, match="uncommitted"):
+        provenance.write_stamp(tmp_path)

@@ -34,6 +34,10 @@ def test_the_plan_puts_rounds_before_play_after_looks_and_after_play():
     assert rounds.plan(2, 5) == [0, 5]                              # any two rounds span the play
     assert rounds.plan(4, 2) == [0, 0, 1, 2]
     assert [rounds.phase_name(s, 5) for s in (0, 1, 4, 5)] == ["before-play", "look-1", "look-4", "after-play"]
+    # play through MPS: the two ends only, half each (the daemon time-slices with the measuring process)
+    assert rounds.plan(10, 5, between=False) == [0] * 5 + [5] * 5
+    assert rounds.plan(3, 5, between=False) == [0, 0, 5]
+    assert rounds.ends_only_reason(False) is None and "MPS" in rounds.ends_only_reason(True)
 
 
 def test_host_readings_are_parsed_from_proc_and_sys():
@@ -237,3 +241,10 @@ def test_a_repeat_refuses_another_model_an_unfinished_run_and_options_it_cannot_
     con.close()
     result = CliRunner().invoke(main, ["collect", "--repeat", str(copy)])
     assert result.exit_code == 2 and "a repeat adds to a complete run" in result.output
+
+
+def test_rounds_through_mps_are_never_due_between_looks():
+    """Even a round owed from before play (a resumed run) waits for the end of play, not the next look."""
+    between, ends = rounds.Rounds(None, (100, 300), tuple(range(300))), rounds.Rounds(None, (100, 300), (), False)
+    between.owed = ends.owed = lambda slot: [(0, ["torch-cpu-fp32"])]
+    assert between.due(1) and not ends.due(1)
