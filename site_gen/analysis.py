@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rtreport import after_stopping, latency_stats, sequential, stats
+from rtreport import after_stopping, latency_stats, reproducibility, sequential, stats
 
 from .load import RunRows, RuntimeRows
 from .verdict import Gates, Verdict, judge
@@ -33,6 +33,7 @@ class RuntimeResult:
     play: dict | None = None             # the sequential play test
     secondary: dict | None = None        # IQM and probability of improvement, with CIs
     check: dict | None = None            # the reuse rule's standing check
+    reproduction: dict | None = None     # the fixed states again in fresh processes (``reproduction``)
     verdict: Verdict | None = None
 
 
@@ -51,6 +52,24 @@ class RunResult:
 
     def runtime(self, runtime_id):
         return next((r for r in self.runtimes if r.rows.runtime_id == runtime_id), None)
+
+
+def reproduction(rt: RuntimeRows) -> dict | None:
+    """The fixed states' Q-values of every later repeat (a fresh process) against the run's first measurement,
+    bit for bit (``rtreport.reproducibility``): None without a repeat. ``reproducible`` only when every repeat
+    matched on every state; otherwise the worst repeat's counts and how many repeats differed."""
+    found = reproducibility.by_repeat([(rt.runtime_id, i, q) for i, q in rt.first_q.items()],
+                                      [(rt.runtime_id, k, i, q) for k, i, q in rt.repeat_q])
+    per = {k: r for (_, k), r in found.items() if r.states}
+    if not per:
+        return None
+    worst = max(per.values(), key=lambda r: (r.action_differ, r.q_differ))
+    differing = [k for k, r in per.items() if not r.identical]
+    return {"reproducible": not differing, "repeats": len(per), "differing_repeats": len(differing),
+            "states": min(r.states for r in per.values()), "q_differ": worst.q_differ,
+            "action_differ": worst.action_differ,
+            "per_repeat": {k: {"states": r.states, "q_differ": r.q_differ, "action_differ": r.action_differ}
+                           for k, r in sorted(per.items())}}
 
 
 def design(run: dict) -> tuple[list, tuple]:
@@ -218,6 +237,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                         "iqm_reference": stats.interquartile_mean(ref_scores),
                         "poi": stats.probability_of_improvement(scores, ref_scores),
                         "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores)}
+        r.reproduction = reproduction(rt)
         if reference is not None and not r.is_reference:
             r.shadow = shadow_agreement(rt)
             if r.shadow:

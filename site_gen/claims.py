@@ -75,6 +75,12 @@ KINDS = {
     # the recommendation: the fastest (point estimate) of the runtimes that pass all three gates
     "recommend": ("it passes all three gates and has the lowest ratio of those that do",
                   lambda e: e["outcome"] == "deployment-worthy" and e["ratio"] <= min(e["others"], default=e["ratio"])),
+    # the fixed states computed again in fresh processes (repeats), compared bit for bit with the first time
+    "reproducible": ("every repeat's Q-values equal the first measurement's bit for bit on every state compared",
+                     lambda e: e["reproducible"] and e["differing_repeats"] == 0 < e["repeats"]),
+    "not_reproducible": ("some repeat's Q-values differ in at least one bit; the counts are the worst repeat's",
+                         lambda e: not e["reproducible"] and 0 < e["differing_repeats"] <= e["repeats"]
+                         and 0 < e["q_differ"] <= e["states"] and e["action_differ"] <= e["states"]),
     "fastest_exact": ("of the runtimes that pass all three gates with no flip, the lowest ratio",
                       lambda e: e["flips"] == 0 and e["ratio"] <= min(e["others"], default=e["ratio"])),
 }

@@ -8,7 +8,7 @@ import numpy as np
 from . import claims
 from .analysis import RunResult, RuntimeResult, head_to_head
 from .claims import titles
-from .wording import conditional_power, pct, play_evidence, speed, stat_name
+from .wording import conditional_power, pct, play_evidence, reproduction, speed, stat_name
 
 
 def _speedup(r: RuntimeResult) -> float:
@@ -59,6 +59,8 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
              rounds=r.ratios[q]["rounds"], ref=ref.rows.title, ref_value=f"{ref.latency[q]:.3f}",
              saved=f"{ref.latency[q] - r.latency[q]:.3f}",
              same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
+    if r.reproduction and not r.reproduction["reproducible"]:   # part of the verdict a deployer must know
+        text += " " + t("find_recommend_not_reproducible", why=reproduction(r.reproduction, t, r.rows.runtime_id))
     if rec["runner_up"] is not None and versus:
         v, other = rec["versus"], rec["runner_up"].rows.title
         if v is None:

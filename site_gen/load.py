@@ -40,6 +40,8 @@ class RuntimeRows:
     round_info: list = field(default_factory=list)              # per round: {round, position, started_at, conditions}
     batch_seconds: dict = field(default_factory=dict)          # batch size -> seconds array
     state_q: np.ndarray | None = None                           # (states, actions)
+    first_q: dict = field(default_factory=dict)                 # state index -> Q-values as stored (float32 bits)
+    repeat_q: list = field(default_factory=list)                # (repeat, state index, Q-values): later processes
     episodes: list = field(default_factory=list)                # dicts: seed, score, steps, truncated, step_cap, source
     traces: dict = field(default_factory=dict)                  # seed -> list of actions (played episodes)
     margin_counts: dict = field(default_factory=dict)           # seed -> decisions per margin bin (played episodes)
@@ -212,8 +214,10 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                          for r, p, t, c in con.execute(
                              "SELECT round, position, started_at, conditions FROM rounds WHERE run_id = ? AND "
                              "runtime_id = ? ORDER BY round", [run_id, rid]).fetchall()]
-        q = query("state_q", "q_values", rid, "ORDER BY state_index")
-        rt.state_q = np.asarray([v[0] for v in q], dtype=float) if q else None
+        q = query("state_q", "state_index, q_values", rid, "ORDER BY state_index")
+        rt.state_q = np.asarray([v[1] for v in q], dtype=float) if q else None
+        rt.first_q = {int(i): v for i, v in q}
+        rt.repeat_q = query("repeat_state_q", "repeat, state_index, q_values", rid, "ORDER BY repeat, state_index")
         for seed, score, steps, truncated, cap, actions, source, margins in query(
                 "episodes", "seed, score, steps, truncated, step_cap, actions, source, margin_counts", rid,
                 "ORDER BY seed"):

@@ -9,7 +9,7 @@ import json
 
 from rtreport.labels import slug as slug_of
 
-from . import claims, reasons
+from . import claims, reasons, wording
 from .analysis import RunResult
 from .charts import Chart, agreement_chart, fixed_states_chart, play_chart, throughput_chart
 from .costs_view import breakdown_chart, kernels_table, resources_table
@@ -90,15 +90,17 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
     if r.rows.status in ("unavailable", "failed"):
         return {"css": "none", "text": t(f"status_{r.rows.status}"), "title": "",
                 "reasons": [t(f"reason_kind_{reasons.kind(r.rows.status, r.rows.reason)}")], "raw": r.rows.reason}
+    repro = [wording.reproduction(r.reproduction, t, r.rows.runtime_id)] if r.reproduction else []
+    badge = "" if not r.reproduction or r.reproduction["reproducible"] else f" · {t('badge_not_reproducible')}"
     if r.is_reference and not res.withheld == "reference-not-measured":
-        return {"css": "ref", "text": t("outcome_reference"), "title": "", "reasons": [t("reason_reference")],
-                "raw": None}
+        return {"css": "ref", "text": t("outcome_reference") + badge, "title": "",
+                "reasons": [t("reason_reference"), *repro], "raw": None}
     if r.verdict is None:
         why = [t(WITHHELD_REASON[res.withheld])] if res.withheld else []
         return {"css": "none", "text": t("outcome_no-verdict"), "title": "", "reasons": why, "raw": None}
     outcome = r.verdict.outcome
-    return {"css": OUTCOME_CSS[outcome], "text": t(f"outcome_{outcome}"), "title": "",
-            "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates], "raw": None}
+    return {"css": OUTCOME_CSS[outcome], "text": t(f"outcome_{outcome}") + badge, "title": "",
+            "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates] + repro, "raw": None}
 
 
 def comparison_text(c: dict, t: Translator) -> str:

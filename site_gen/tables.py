@@ -18,25 +18,29 @@ def _margin_bin_label(i: int) -> str:
 
 
 def rounds_table(res: RunResult, t: Translator) -> dict | None:
+    """Per runtime: how many rounds, the lowest and highest of its per-round P50 and P95, their spread, the GPU
+    during them and the gate's ratio with its interval. One column per round stopped fitting a desktop page at 15
+    rounds (the protocol's and the repeats'); each round is still a dot on the speed chart and a row of
+    latency.csv."""
     ran = [r for r in res.runtimes if r.latency and r.latency["rounds"]]
     if not ran:
         return None
-    n = max(len(r.latency["rounds"]) for r in ran)
     rows = []
     for r in ran:
-        per = [f"{s['p50']:.3f} / {s['p95']:.3f}" for s in r.latency["rounds"]] + [t("none")] * (n - len(r.latency["rounds"]))
+        rounds = r.latency["rounds"]
         conditions = [i["conditions"].get("after") or {} for i in r.rows.round_info if i.get("conditions")]
         clocks = sorted({c["sm_clock_mhz"] for c in conditions if "sm_clock_mhz" in c})
         temps = [c["temperature_c"] for c in conditions if "temperature_c" in c]
         gpu = t("round_gpu", clock=f"{clocks[0]}–{clocks[-1]}" if len(clocks) > 1 else clocks[0],
                 temp=f"{min(temps)}–{max(temps)}") if clocks and temps else t("none")
         spread = r.latency["spread"]
-        rows.append([r.rows.title, *per, f"{spread:.2f}×" + (" ⚠" if spread > 1.10 else ""), gpu,
+        rows.append([r.rows.title, str(len(rounds)), _span([s["p50"] for s in rounds], lambda x: f"{x:.3f}"),
+                     _span([s["p95"] for s in rounds], lambda x: f"{x:.3f}"),
+                     f"{spread:.2f}×" + (" ⚠" if spread > 1.10 else ""), gpu,
                      f"{r.ratio[0]:.3f}" if r.ratio else t("none"),
                      f"{r.ratio[1]:.3f} … {r.ratio[2]:.3f}" if r.ratio else t("none")])
-    head = [t("col_runtime")] + [t("col_round", n=i + 1) for i in range(n)] + \
-        [t("col_round_spread"), t("col_round_gpu"), t("col_vs_reference", stat=stat_name(res)),
-         t("col_vs_reference_ci")]
+    head = [t("col_runtime"), t("col_rounds"), t("col_round_p50s"), t("col_round_p95s"), t("col_round_spread"),
+            t("col_round_gpu"), t("col_vs_reference", stat=stat_name(res)), t("col_vs_reference_ci")]
     return {"head": head, "rows": rows}
 
 

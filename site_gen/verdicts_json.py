@@ -55,6 +55,13 @@ def verdicts_document(res: RunResult) -> str:
                                 median_unbiased=_rounded(g.detail.get("adjusted")))
                 gates[g.gate] = gate
             entry["gates"] = gates
+        if r.reproduction:   # the fixed states again in fresh processes, bit for bit (not a gate: a label)
+            rep = r.reproduction
+            entry["reproducibility"] = {
+                "reproducible": rep["reproducible"], "repeats": rep["repeats"], "states": rep["states"],
+                "meaning": "fixed states' Q-values computed again in fresh processes (repeats), compared bit for bit "
+                           "with the run's first measurement",
+                "per_repeat": {str(k): v for k, v in rep["per_repeat"].items()}}
         runtimes.append(entry)
     doc = {"machine": run["label"], "run_id": run["run_id"], "status": run["status"], "profile": run.get("profile"),
            "reference": res.reference_id, "withheld": res.withheld, "source": res.rows.source.name,

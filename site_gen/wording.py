@@ -99,3 +99,15 @@ def gate_reason(g, t: Translator, subject: str | None = None) -> str:
                           high=pct(g.high, 2), threshold=pct(g.threshold, 0),
                           decisions=f"{g.detail['decisions']:,}", episodes=f"{g.detail['episodes']:,}")
     return play_claim(g.detail, t, subject)
+
+
+def reproduction(d: dict, t: Translator, subject: str | None = None) -> str:
+    """The fixed states again in fresh processes: the same bits every time, or the worst repeat's counts."""
+    e = {k: d[k] for k in ("reproducible", "repeats", "differing_repeats", "states", "q_differ", "action_differ")}
+    if d["reproducible"]:
+        return claims.say(t, "reproducible", claims.count_key("repro_same", d["repeats"]), e, subject,
+                          states=d["states"], repeats=d["repeats"])
+    actions = t("repro_no_action") if not d["action_differ"] else t("repro_actions", n=d["action_differ"])
+    return claims.say(t, "not_reproducible", claims.count_key("repro_differ", d["repeats"]), e, subject,
+                      q=d["q_differ"], states=d["states"], actions=actions, bad=d["differing_repeats"],
+                      repeats=d["repeats"])

@@ -34,6 +34,7 @@ DESCRIPTIVE = (
     "family_group", "tf32_on", "tf32_off",                               # which runtimes share a play test; a setting
     "hist_changed", "hist_library", "hist_runtime_libraries", "hist_step",  # what changed between two runs
     "not_alike",                                                         # what differs between runs' settings
+    "repeats_intro",                                                     # what the repeats' table holds ("比值")
 )
 # A number (not a digit inside a name such as FP32, P95 or H200) or a comparison word.
 NUMBER = re.compile(r"(?<![A-Za-z\d_.-])\d")
