@@ -154,9 +154,11 @@ def test_every_claim_is_licensed_by_the_data(results):
                         (r.play["mean"], r.play["low"], r.play["high"], r.play["outcome"]), c
                 if c["kind"].startswith("agreement_"):
                     assert (e["low"], e["high"]) == (r.shadow["low"], r.shadow["high"]), c
+                if c["kind"] in ("reproducible", "not_reproducible"):
+                    assert e == {k: r.reproduction[k] for k in e}, c
     # the committed runs exercise the main kinds (a check that never ran could not fail)
     assert {"gate_faster_pass", "gate_faster_straddles", "play_non_inferior", "agreement_pass", "recommend",
-            "verdict_group", "speed_faster"} <= seen, seen
+            "verdict_group", "speed_faster", "reproducible"} <= seen, seen
 
 
 def test_both_languages_make_the_same_claims_page_by_page(results):
