@@ -8,7 +8,7 @@ import numpy as np
 from . import claims
 from .analysis import RunResult, RuntimeResult, head_to_head
 from .claims import titles
-from .wording import conditional_power, pct, play_evidence, reproduction, speed, stat_name
+from .wording import conditional_power, pct, play_evidence, reproduction, rounds_text, speed, stat_name
 
 
 def _speedup(r: RuntimeResult) -> float:
@@ -56,7 +56,7 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
     text = claims.say(t, "recommend", "find_recommend", evidence, r.rows.runtime_id, runtime=r.rows.title,
              stat=stat_name(res), value=f"{r.latency[q]:.3f}", margin=f"{r.play['margin']:.2f}",
              times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}", high=f"{1 / r.ratio[1]:.2f}",
-             rounds=r.ratios[q]["rounds"], ref=ref.rows.title, ref_value=f"{ref.latency[q]:.3f}",
+             rounds=rounds_text(r.ratios[q], t), ref=ref.rows.title, ref_value=f"{ref.latency[q]:.3f}",
              saved=f"{ref.latency[q] - r.latency[q]:.3f}",
              same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
     if r.reproduction and not r.reproduction["reproducible"]:   # part of the verdict a deployer must know
@@ -68,7 +68,7 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
         else:   # the runner-up sentence claims what the two's own per-round ratio licenses, as its speed claim does
             pair = f"{r.rows.runtime_id}/{rec['runner_up'].rows.runtime_id}"
             text += " " + claims.say(t, claims.speed_kind(v), "find_tie" if rec["tie"] else "find_ahead", v, pair,
-                                     other=other, stat=stat_name(res), speed=speed(v, t, pair), rounds=v["rounds"])
+                                     other=other, stat=stat_name(res), speed=speed(v, t, pair), rounds=rounds_text(v, t))
     return text
 
 
@@ -104,7 +104,7 @@ def trade_off(res: RunResult, t) -> list[str]:
     pair = f"{fast.rows.runtime_id}/{best.rows.runtime_id}"
     out.append(t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title) if v is None else
                claims.say(t, claims.speed_kind(v), "trade_speed", v, pair, fast=fast.rows.title, exact=best.rows.title,
-                          stat=stat_name(res), rounds=v["rounds"], speed=speed(v, t, pair)))
+                          stat=stat_name(res), rounds=rounds_text(v, t), speed=speed(v, t, pair)))
     s = fast.shadow
     lowest = ""
     if len(adopted) > 2:

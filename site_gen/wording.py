@@ -34,6 +34,14 @@ def stat_name(res) -> str:
     return res.gates.speed_statistic.upper()
 
 
+def rounds_text(e: dict, t: Translator) -> str:
+    """How many rounds an interval comes from, and, where it is the two-level one, that they are the run's and its
+    repeats' ("15 rounds of the run and 2 repeats")."""
+    if e.get("level") == "repeats" and e.get("repeats"):
+        return t(claims.count_key("n_rounds_repeats", e["repeats"]), n=e["rounds"], repeats=e["repeats"])
+    return t("n_rounds", n=e["rounds"])
+
+
 def speed(e: dict, t: Translator, subject: str | None = None) -> str:
     """A latency ratio (``value``, ``low``, ``high``) with its 95 % interval as the reader says it: "31.0 % faster"
     only when the whole interval is faster, "slower" only when all of it is slower, otherwise no direction."""
@@ -92,7 +100,7 @@ def gate_reason(g, t: Translator, subject: str | None = None) -> str:
                                                     else t("needs_speed_unknown"))
         e = {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold}
         return claims.say(t, kind, kind, e, subject, stat=d["statistic"].upper(), speed=speed(e, t, subject),
-                          threshold=pct(1 - g.threshold, 0), rounds=d["rounds"], needed=needed)
+                          threshold=pct(1 - g.threshold, 0), rounds=rounds_text(d, t), needed=needed)
     if g.gate == "agreement":
         e = {"low": g.low, "high": g.high, "gate": g.threshold}
         return claims.say(t, AGREEMENT_KINDS[g.state], key, e, subject, value=pct(g.value, 2), low=pct(g.low, 2),
