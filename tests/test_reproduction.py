@@ -64,3 +64,16 @@ def test_the_h200_page_labels_each_runtime_and_warns_beside_the_recommendation(p
                               ("zh-tw", "不可重現", "部署前請留意")):
         page = (published_site / lang / "hardware" / "nvidia-h200" / "index.html").read_text()
         assert page.count(label) >= len(differ) and (warn in page) == warned
+
+
+def test_a_compiled_runtime_records_whether_it_found_an_inductor_cache(monkeypatch, tmp_path):
+    from collect.runners.torch_runner import inductor_cache_state
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "none"))
+    assert inductor_cache_state() == {"set_by_environment": True, "files_before_compile": 0}
+    (tmp_path / "c" / "fx").mkdir(parents=True)
+    for name in ("a", "b"):
+        (tmp_path / "c" / "fx" / name).write_text("x")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "c"))
+    assert inductor_cache_state() == {"set_by_environment": True, "files_before_compile": 2}
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+    assert inductor_cache_state()["set_by_environment"] is False

@@ -2,6 +2,8 @@
 FP32/FP16 a captured CUDA graph of the eager model, and ``torch.compile`` (Inductor) captured the same way."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 
@@ -23,6 +25,25 @@ def tf32_state() -> dict:
 # static input each call). No autotuning: on the H200, "max-autotune-no-cudagraphs" took 62 s to prepare and
 # its graph ran slower (0.159 vs 0.087 ms per replay, FP32; benchmarks/torch_cuda_variants.py).
 COMPILE_MODE = "default"
+
+
+def inductor_cache_state() -> dict:
+    """Where Inductor keeps its compiled kernels and how many files were there before this process compiled: a
+    repeat that found the run's cache (its folder carried, ``TORCHINDUCTOR_CACHE_DIR``) loads the same kernels, one
+    with an empty cache generates them again, and on the H200 only the former reproduced ``torch.compile`` FP16's
+    Q-values bit for bit (docs/gpu-run.md section 10)."""
+    import getpass
+    import tempfile
+
+    folder = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not folder:
+        try:
+            user = getpass.getuser()
+        except Exception:  # no user name (a container without one): Inductor's own fallback names it so too
+            user = "unknown"
+        folder = os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
+    files = sum(len(names) for _, _, names in os.walk(folder)) if os.path.isdir(folder) else 0
+    return {"set_by_environment": "TORCHINDUCTOR_CACHE_DIR" in os.environ, "files_before_compile": files}
 
 
 class TorchRunner(CudaSlots, Runner):
@@ -67,6 +88,7 @@ class TorchRunner(CudaSlots, Runner):
         self.num_actions = self.model.num_actions
         self.artifact_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
         if self.compiled:
+            self.inductor_cache = inductor_cache_state()
             # Compiled on the first call (the warm-up inside _capture), so compile time counts in prepare.
             self.model = torch.compile(self.model, mode=COMPILE_MODE, fullgraph=True, dynamic=False)
         if self.cuda_graph:
@@ -157,6 +179,7 @@ class TorchRunner(CudaSlots, Runner):
             import triton
             libraries["triton"] = triton.__version__
             details["compile_mode"] = COMPILE_MODE
+            details["inductor_cache"] = getattr(self, "inductor_cache", None)
         if self.info.device != "cuda":
             return {"libraries": libraries, "numerics": {"tf32": "not-applicable"}, "details": details}
         libraries.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
