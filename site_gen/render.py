@@ -17,7 +17,7 @@ from rtreport.resources import package_folder
 from .history import answer, groups as history_groups, history_link, history_page, history_slugs
 from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
 from .claims import count_key
-from .i18n import LANGUAGES, Translator
+from .i18n import LANGUAGES, Translator, localize_titles
 from .og_image import machine_png, site_png
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame, slugify
 from .verdicts_json import verdicts_document
@@ -82,6 +82,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         page = page_frame(lang, rel, title, has_charts, meta_description(description), base_url, kind, image)
         html = env.get_template(template).render(t=t, page=page, plotly_file=PLOTLY, plotly_locale=PLOTLY_LOCALE,
                                                  gates=gates_view(gates, t, page["root"]), **ctx)
+        html = localize_titles(html, lang)   # titles (table cells, headings, chart labels) in the page's language
         path = out / lang / (rel + "/" if rel else "") / "index.html"
         _write(path, html)
         written.append(path)
