@@ -58,9 +58,12 @@ def headline(res: RunResult, t: Translator) -> str:
     if rec:
         r = rec["runtime"]
         others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
-        return claims.say(t, "recommend", "card_use", {"outcome": r.verdict.outcome, "ratio": r.ratio[0],
+        said = claims.say(t, "recommend", "card_use", {"outcome": r.verdict.outcome, "ratio": r.ratio[0],
                                                        "others": others}, r.rows.runtime_id,
                           runtime=r.rows.title, **_speed(r, res))
+        if r.reproduction and not r.reproduction["reproducible"]:   # the short answer keeps what a deployer must know
+            said += t("card_not_reproducible")
+        return said
     timed = [r for r in res.runtimes if r.ratio]
     if not timed:
         return t("card_none")
