@@ -126,7 +126,10 @@ def trade_off(res: RunResult, t) -> list[str]:
                        low=f"{x['low']:+.2f}", high=f"{x['high']:+.2f}"))
     out.append(claims.say(t, "both_non_inferior", "trade_play", {"outcomes": [p["outcome"], b["outcome"]]}, pair,
                           fast=fast.rows.title, exact=best.rows.title, fast_play=said(p, fast.rows.runtime_id),
-                          exact_play=said(b, best.rows.runtime_id), lowest=lowest, margin=f"{p['margin']:.2f}"))
+                          exact_play=said(b, best.rows.runtime_id), lowest=lowest,
+                          margin=t("trade_margin_same", margin=f"{p['margin']:.2f}")
+                          if f"{p['margin']:.2f}" == f"{b['margin']:.2f}"
+                          else t("trade_margins", fast=f"{p['margin']:.2f}", exact=f"{b['margin']:.2f}")))
     return out
 
 
@@ -137,7 +140,7 @@ def undecided_why(r: RuntimeResult, t) -> str:
                           n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))
     if gate.gate == "faster":
         d = gate.detail
-        needed = t(f"needs_{d['level']}", n=d["needed"]) if d.get("needed") else t("needs_speed_unknown")
+        needed = t(f"needs_{d['level']}", n=d["needed"], have=d[d["level"]]) if d.get("needed") else t("needs_speed_unknown")
         e = {"value": gate.value, "low": gate.low, "high": gate.high, "gate": gate.threshold}
         return claims.say(t, "gate_faster_straddles", "why_faster_undecided", e, r.rows.runtime_id,
                           stat=d["statistic"].upper(), ratio=f"{gate.value:.3f}", low=f"{gate.low:.3f}",

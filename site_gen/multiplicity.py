@@ -41,7 +41,7 @@ def family(res) -> dict | None:
     if not groups:
         return None
     return {"candidates": sum(len(g) for g in groups), "tests": len(groups), "alpha": ALPHA,
-            "bound": min(1.0, len(groups) * ALPHA), "shared": [g for g in groups if len(g) > 1]}
+            "bound": min(1.0, len(groups) * ALPHA), "shared": [g for g in groups if len(g) > 1], "groups": groups}
 
 
 def family_text(res, t) -> str | None:
@@ -53,7 +53,8 @@ def family_text(res, t) -> str | None:
     e = {k: f[k] for k in ("candidates", "tests", "alpha", "bound")}
     if f["candidates"] == 1:
         return claims.say(t, "family_bound", "family_text_one", e, None, alpha=pct(f["alpha"]))
+    # every test, numbered, those of one runtime too: "4 distinct play tests" lists four
     shared = t("group_sep").join(t("family_group", k=k, runtimes=titles([r.rows.title for r in g], t))
-                                 for k, g in enumerate(f["shared"], 1))
+                                 for k, g in enumerate(f["groups"], 1)) if f["shared"] else ""
     return claims.say(t, "family_bound", "family_text", e, None, candidates=f["candidates"], tests=f["tests"],
                       alpha=pct(f["alpha"]), bound=pct(f["bound"]), shared=shared or t("family_no_shared"))

@@ -7,8 +7,9 @@ import json
 from .analysis import RunResult
 
 FIELDS = {"faster": ("{stat}_ratio", "ratio of {STAT}s, candidate / reference of the same latency round: geometric mean "
-                                     "over rounds, 95 % prediction interval for the next measurement (over rounds, "
-                                     "or over repeats where the file has any)"),
+                                     "over rounds (where the file has repeats, the mean of each measurement's own "
+                                     "geometric mean, each measurement weighing the same), 95 % prediction interval "
+                                     "for the next measurement (over rounds, or over repeats where the file has any)"),
           "agreement": ("same_action_fraction", "share of the reference's played decisions with the same action "
                                                 "(95 % CI: episodes resampled)"),
           "play": ("mean_paired_difference", "mean same-seed score difference, candidate − reference "

@@ -38,7 +38,8 @@ def rounds_text(e: dict, t: Translator) -> str:
     """How many rounds an interval comes from, and, where it is the two-level one, that they are the run's and its
     repeats' ("15 rounds of the run and 2 repeats")."""
     if e.get("level") == "repeats" and e.get("repeats"):
-        return t(claims.count_key("n_rounds_repeats", e["repeats"]), n=e["rounds"], repeats=e["repeats"])
+        return t(claims.count_key("n_rounds_repeats", e["repeats"]), n=e["rounds"], repeats=e["repeats"],
+                 groups=e["repeats"] + 1)
     return t("n_rounds", n=e["rounds"])
 
 
@@ -96,7 +97,8 @@ def gate_reason(g, t: Translator, subject: str | None = None) -> str:
     if g.gate == "faster":
         d = g.detail
         kind = faster_kind(g)
-        needed = "" if g.state != "undecided" else (t(f"needs_{d['level']}", n=d["needed"]) if d.get("needed")
+        needed = "" if g.state != "undecided" else (t(f"needs_{d['level']}", n=d["needed"], have=d[d["level"]])
+                                                    if d.get("needed")
                                                     else t("needs_speed_unknown"))
         e = {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold}
         return claims.say(t, kind, kind, e, subject, stat=d["statistic"].upper(), speed=speed(e, t, subject),

@@ -43,4 +43,7 @@ def test_the_committed_runs_count_each_shared_set_of_games_once():
         judged = [r for r in res.runtimes if r.verdict and r.play]
         assert len(scores) == len(judged)
         if len(judged) > 1:
-            assert f"{len(groups)} distinct play tests" in family_text(res, Translator("en"))
+            text = family_text(res, Translator("en"))
+            assert f"{len(groups)} distinct play tests" in text
+            if any(len(g) > 1 for g in groups):   # each test listed, numbered, as many as it says
+                assert f"test {len(groups)}:" in text and f"test {len(groups) + 1}:" not in text

@@ -183,8 +183,8 @@ def test_repeats_are_shown_per_runtime_with_what_differed(quick_run, tmp_path):
     out = tmp_path / "site"
     result = CliRunner().invoke(main, ["build", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    for lang, heading, repeat in (("en", "Repeats: the same rounds in fresh processes", "repeat 2"),
-                                  ("zh-tw", "重複量測：在新的行程中再量同樣的輪次", "重複量測 2")):
+    for lang, heading, repeat in (("en", "Repeats: latency rounds again, in fresh processes", "repeat 2"),
+                                  ("zh-tw", "重複量測：在新的行程中再量延遲輪次", "重複量測 2")):
         page = next((out / lang / "hardware").glob("*/index.html")).read_text(encoding="utf-8")
         section = page[page.index(heading):]
         assert repeat in section and "0.50" in section and "2402" in section   # host load, CPU MHz of repeat 2
