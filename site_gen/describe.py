@@ -143,11 +143,13 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
     names = sorted(env, key=lambda k: (ENVIRONMENT_ORDER.index(k) if k in ENVIRONMENT_ORDER else len(ENVIRONMENT_ORDER), k))
     versions += [f"{k} {env[k]}" for k in names if env[k] and k != MIXED_ONNXRUNTIME]
     versions += [f"rtreport {run['rtreport_version']}"] if run.get("rtreport_version") else []
+    profile = run.get("profile")
     rows = [(t("prov_label"), run["label"]), (t("prov_run"), run["run_id"]),
             (t("prov_started"), str(run["started_at"])[:19]),
             (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
             (t("prov_status"), t(f"status_word_{status}") if status in ("running", "incomplete", "complete")
-             else status), (t("prov_profile"), run.get("profile")),
+             else status),
+            (t("prov_profile"), t(f"profile_{profile}") if f"profile_{profile}" in t.strings else profile),
             (t("prov_host"), run.get("host")), (t("prov_os"), run.get("os")),
             (t("prov_cpu"), f"{run.get('cpu')} ({run.get('cpu_count')})"),
             (t("prov_gpu"), run.get("gpu_name") or t("none")), (t("prov_driver"), run.get("gpu_driver") or t("none")),

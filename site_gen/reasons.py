@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import claims
 
 KINDS = (  # (kind, words that identify it), first match wins
+    ("opt_in", ("opt-in: measured only when",)),
     ("gpu_not_served", ("compute capability", "cannot run on this gpu", "no device it can run on")),
     ("no_cuda_torch", ("no cuda device visible to pytorch",)),
     ("no_gpu", ("no cuda gpu",)),
