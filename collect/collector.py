@@ -129,9 +129,8 @@ class Collector:
             for rid, runner in list(self.runners.items()):
                 self._guard(rid, self._fixed_states_and_batches, rid, runner)
             design = self._design()
-            settings = (self.resuming or {}).get("settings") or {}
-            ends_only = settings["rounds_ends_only"] if "rounds_ends_only" in settings else (
-                None if self.resuming else self._ends_only())   # files before it took rounds between looks
+            # as the run's first session decided it (stored at its start; files before it: between looks too)
+            ends_only = self._settings().get("rounds_ends_only")
             self.rounds = Rounds(self, design.looks, design.seeds, between=ends_only is None)
             self.rounds.take(0)   # before play; then after looks (play.PlayPhase) and after play
             self._costs()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import os
 import platform
 import socket
@@ -94,8 +95,6 @@ def _describe(root: Path) -> str | None:
 
 
 def _stamped(root: Path) -> str | None:
-    import json
-
     try:
         stamp = json.loads((root / SOURCE_STAMP).read_text())
     except (OSError, ValueError):
@@ -107,8 +106,6 @@ def _stamped(root: Path) -> str | None:
 
 def write_stamp(root: Path) -> dict:
     """The stamp of a clean checkout at ``root`` (its HEAD and this code's hash); refuses a dirty tree."""
-    import json
-
     from rtreport.errors import UserError
 
     def git(*args):

@@ -58,9 +58,10 @@ def reproduction(rt: RuntimeRows) -> dict | None:
     """The fixed states' Q-values of every later repeat (a fresh process) against the run's first measurement,
     bit for bit (``rtreport.reproducibility``): None without a repeat. ``reproducible`` only when every repeat
     matched on every state; otherwise the worst repeat's counts and how many repeats differed."""
-    found = reproducibility.by_repeat([(rt.runtime_id, i, q) for i, q in rt.first_q.items()],
-                                      [(rt.runtime_id, k, i, q) for k, i, q in rt.repeat_q])
-    per = {k: r for (_, k), r in found.items() if r.states}
+    again: dict = {}
+    for k, i, q in rt.repeat_q:
+        again.setdefault(int(k), {})[int(i)] = q
+    per = {k: r for k, q in sorted(again.items()) if (r := reproducibility.compare(rt.first_q, q)).states}
     if not per:
         return None
     worst = max(per.values(), key=lambda r: (r.action_differ, r.q_differ))
@@ -69,7 +70,7 @@ def reproduction(rt: RuntimeRows) -> dict | None:
             "states": min(r.states for r in per.values()), "q_differ": worst.q_differ,
             "action_differ": worst.action_differ,
             "per_repeat": {k: {"states": r.states, "q_differ": r.q_differ, "action_differ": r.action_differ}
-                           for k, r in sorted(per.items())}}
+                           for k, r in per.items()}}
 
 
 def design(run: dict) -> tuple[list, tuple]:
