@@ -1,6 +1,7 @@
 """The DuckDB file: the one contract between ``collect`` (which writes it) and ``site_gen`` (which reads it).
 
-Raw observations plus provenance; nothing derived. Every fact table has a primary key. Files of an older
+Raw observations plus provenance; nothing derived. Every fact table has a key: a PRIMARY KEY, except on the two
+large tables (``UNINDEXED``), whose key ``site_gen.validate`` checks when a file is read. Files of an older
 schema are read through ``upgrade``, which copies them into an in-memory database of the current schema
 (the file itself is never changed). docs/duckdb-schema.md explains every column.
 """
@@ -97,6 +98,11 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
                    ("component", "VARCHAR"), ("calls", "BIGINT"), ("seconds", "DOUBLE")],
                   ("run_id", "session", "look", "process", "component")),
 }
+# Tables whose key is not a DuckDB PRIMARY KEY: an index (an ART) over their rows took more room than the rows
+# themselves (the H200 file: 19.7 MB with them, 14.7 MB without; its 302,600 latency rows are 2 MB). Their writers
+# never insert a key twice (a latency round gets a number no row of the file has; a flip is one step of one episode,
+# stored once with it), and ``site_gen.validate`` refuses a file that repeats one, as it does for every table.
+UNINDEXED = ("latency", "flips")
 # Tables of each older schema version (a file of that version must hold them all).
 V1_TABLES = ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
 V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q", "play_time")]
@@ -116,7 +122,7 @@ def ddl(keys: bool = True) -> str:
     out = []
     for table, (columns, key) in TABLES.items():
         cols = [f"{name} {kind}" for name, kind in columns]
-        if keys:
+        if keys and table not in UNINDEXED:
             cols.append(f"PRIMARY KEY ({', '.join(key)})")
         out.append(f"CREATE TABLE {table} ({', '.join(cols)});")
     return "\n".join(out)
@@ -144,6 +150,36 @@ def create(con) -> None:
     con.execute(ddl())
     con.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION),
                                                         ("schema_version", str(SCHEMA_VERSION))])
+
+
+def repack(source, dest) -> dict[str, int]:
+    """Copy every table of the file ``source`` into a new file ``dest`` made with this code's table definitions
+    (a file written with an index on a large table gets a compact copy); rows unchanged, so each run's integrity
+    checksums still hold. Returns table -> rows copied."""
+    import duckdb
+
+    from . import integrity
+
+    con = duckdb.connect(str(dest))
+    try:
+        con.execute(f"ATTACH '{str(source).replace(chr(39), chr(39) * 2)}' AS src (READ_ONLY)")
+        have = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'")
+                .fetchall()]
+        for table in TABLES:
+            if table in have:
+                con.execute(ddl().split("\n")[list(TABLES).index(table)])
+        copied = {}
+        for table in have:
+            if table == integrity.TABLE:
+                con.execute(integrity.CREATE)
+            elif table not in TABLES:   # a table this code does not know: its columns as the source has them
+                con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM src."{table}" WITH NO DATA')
+            con.execute(f'INSERT INTO "{table}" SELECT * FROM src."{table}"')
+            copied[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+        con.execute("DETACH src")
+    finally:
+        con.close()
+    return copied
 
 
 def upgrade(path: str, version: int):

@@ -26,7 +26,8 @@ CHECKS = {
 CHECKS["repeat_state_q"] = CHECKS["state_q"]   # a repeat's fixed-state Q-values (schema 3)
 KEYS = {"latency": ("runtime_id", "kind", "batch_size", "round", "iteration"),
         "state_q": ("runtime_id", "state_index"), "episodes": ("runtime_id", "seed"),
-        "repeat_state_q": ("runtime_id", "repeat", "state_index")}
+        "repeat_state_q": ("runtime_id", "repeat", "state_index"),
+        "flips": ("runtime_id", "seed", "step")}   # latency and flips: no index checks them (schema.UNINDEXED)
 
 
 @dataclass(frozen=True)
@@ -42,13 +43,13 @@ class Problem:
 
 def _conditions(table: str, num_actions: int) -> list[tuple[str, str]]:
     fill = {"A": num_actions, "last": num_actions - 1}
-    return [(what.format(**fill), cond.format(**fill)) for what, cond in CHECKS[table]]
+    return [(what.format(**fill), cond.format(**fill)) for what, cond in CHECKS.get(table, [])]
 
 
 def problems(con, run_id: str, num_actions: int, seeds: list) -> list[Problem]:
     found = []
     params = {"run": run_id, "seeds": [int(s) for s in seeds]}
-    for table in CHECKS:
+    for table in KEYS:
         for what, bad in _conditions(table, num_actions):
             sql = (f"SELECT runtime_id, count(*) FROM {table} WHERE run_id = $run AND ({bad}) "
                    "GROUP BY runtime_id ORDER BY runtime_id")

@@ -5,6 +5,11 @@
 #   wait S       wait up to S seconds for it (or its end), then copy the file, log and Inductor cache to $OUT
 #   stop         SIGINT the collect (a clean, resumable file), wait for it, copy as wait does
 #   repeat       (after start's run ended) `collect --repeat` in fresh processes on the copied file
+#   repeats K N  on a fresh lease: the carried .whl/h200-pub.duckdb.xz (a committed file) and the run's carried
+#                .whl/inductor-cache.tar.xz, K repeats of N rounds, each `collect --repeat` its own process;
+#                the file comes back xz-compressed as $OUT/h200.duckdb.xz
+#   heldout N    as `repeats 1 N`, on a copy that comes back as $OUT/h200-heldout.duckdb.xz (issue #25's held-out
+#                repeat: made after the report is built, kept out of the published figures)
 set -u
 R=torch-cuda-fp32,torch-cuda-fp32-graph,torch-cuda-fp16,torch-cuda-fp16-graph,torch-cuda-fp32-compile,torch-cuda-fp16-compile,ort-cuda-fp32,ort-cuda-fp32-graph,ort-cuda-fp16,ort-cuda-fp16-graph,trt-fp32,trt-fp32-graph,trt-fp16,trt-fp16-graph,ort-trt-fp32,ort-trt-fp16,trtrtx-fp32,trtrtx-fp32-graph,trtrtx-fp16,trtrtx-fp16-graph,ort-trtrtx-fp32,ort-trtrtx-fp16
 FILE=/root/h200.duckdb
@@ -14,14 +19,25 @@ bring() {
   [ -d /root/inductor ] && tar -C /root -cJf "$OUT/inductor-cache.tar.xz" inductor
   tail -c 3000 /root/collect.log; ls -la "$OUT"
 }
+setup() {
+  python3 -m pip uninstall -y -q onnxruntime
+  mkdir -p /tmp/site && cat /root/p/site.tar.xz.part* | xz -dc | tar -x -C /tmp/site && rm -rf /root/p
+  rm -rf /root/rt && cp -a . /root/rt && env_
+  python3 -c "from collect import provenance as p; print('code_version', p.code_version(), p.code_hash()[:12])"
+  nvidia-smi --query-gpu=name,clocks.sm,driver_version --format=csv,noheader; nproc; uptime
+}
+repeats() {  # $1 repeats of $2 rounds on the carried committed file; $3: the name it comes back as
+  xz -dc .whl/h200-pub.duckdb.xz > "$FILE" && tar -C /root -xJf .whl/inductor-cache.tar.xz && setup
+  for i in $(seq "$1"); do
+    date -u +%T; python3 -m rtreport collect --repeat "$FILE" --rounds "$2" > /root/repeat$i.log 2>&1; echo "rc=$?"
+    tail -c 1500 /root/repeat$i.log
+  done
+  date -u +%T; xz -c "$FILE" > "$OUT/$3.duckdb.xz"; ls -la "$OUT"
+}
 case "$1" in
   stage) mkdir -p /root/p && cp .whl/site.tar.xz.part"$2" /root/p/ && ls /root/p ;;
   start)
-    python3 -m pip uninstall -y -q onnxruntime
-    mkdir -p /tmp/site && cat /root/p/site.tar.xz.part* | xz -dc | tar -x -C /tmp/site && rm -rf /root/p
-    rm -rf /root/rt && cp -a . /root/rt && env_
-    python3 -c "from collect import provenance as p; print('code_version', p.code_version(), p.code_hash()[:12])"
-    nvidia-smi --query-gpu=name,clocks.sm,driver_version --format=csv,noheader; nproc; uptime
+    setup
     setsid nohup python3 -m rtreport collect --label nvidia-h200 --out "$FILE" --runtimes "$R" \
       --play-workers 16 --play-slots 8 --play-mps > /root/collect.log 2>&1 < /dev/null &
     echo $! > /root/pid; date -u +%T; sleep "${2:-30}"; tail -c 2000 /root/collect.log ;;
@@ -35,4 +51,6 @@ case "$1" in
   repeat)
     env_; python3 -m rtreport collect --repeat "$FILE" > /root/repeat.log 2>&1; echo rc=$?
     cp "$FILE" "$OUT/"; tail -c 3000 /root/repeat.log ;;
+  repeats) repeats "$2" "$3" h200 ;;
+  heldout) repeats 1 "$2" h200-heldout ;;
 esac
