@@ -160,9 +160,17 @@ def repack(source, dest) -> dict[str, int]:
 
     from . import integrity
 
-    con = duckdb.connect(str(dest))
+    def quoted(path) -> str:
+        return "'" + str(path).replace("'", "''") + "'"
+
+    con = duckdb.connect()
     try:
-        con.execute(f"ATTACH '{str(source).replace(chr(39), chr(39) * 2)}' AS src (READ_ONLY)")
+        con.execute(f"ATTACH {quoted(source)} AS src (READ_ONLY)")
+        # the copy keeps the source's storage format, so whatever DuckDB read the source reads the copy
+        tags = con.execute("SELECT tags FROM duckdb_databases() WHERE database_name = 'src'").fetchone()[0] or {}
+        version = str(tags.get("storage_version") or "v1.0.0").rstrip("+")
+        con.execute(f"ATTACH {quoted(dest)} AS dst (STORAGE_VERSION '{version}')")
+        con.execute("USE dst")
         have = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'")
                 .fetchall()]
         for table in TABLES:
@@ -176,7 +184,9 @@ def repack(source, dest) -> dict[str, int]:
                 con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM src."{table}" WITH NO DATA')
             con.execute(f'INSERT INTO "{table}" SELECT * FROM src."{table}"')
             copied[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+        con.execute("USE memory")
         con.execute("DETACH src")
+        con.execute("DETACH dst")
     finally:
         con.close()
     return copied
