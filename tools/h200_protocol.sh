@@ -21,7 +21,10 @@ bring() {
 }
 setup() {
   python3 -m pip uninstall -y -q onnxruntime
-  mkdir -p /tmp/site && cat /root/p/site.tar.xz.part* | xz -dc | tar -x -C /tmp/site && rm -rf /root/p
+  if [ ! -f /tmp/site/.unpacked ]; then   # a warm machine keeps what an earlier call unpacked
+    mkdir -p /tmp/site && cat /root/p/site.tar.xz.part* | xz -dc | tar -x -C /tmp/site && touch /tmp/site/.unpacked
+  fi
+  rm -rf /root/p
   rm -rf /root/rt && cp -a . /root/rt && env_
   python3 -c "from collect import provenance as p; print('code_version', p.code_version(), p.code_hash()[:12])"
   nvidia-smi --query-gpu=name,clocks.sm,driver_version --format=csv,noheader; nproc; uptime

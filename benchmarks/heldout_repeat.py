@@ -1,0 +1,83 @@
+"""Does the next measurement land inside the published speed intervals? (issue #25's held-out repeat)
+
+    python benchmarks/heldout_repeat.py PUBLISHED.duckdb HELDOUT.duckdb
+
+PUBLISHED is the committed machine file the site was built from; HELDOUT is a copy of it to which one more
+``rtreport collect --repeat`` was added *after* the report was built, in fresh processes, and which is kept out
+of ``data/`` (so out of the published figures). For every candidate runtime and for P50 and P95 alike, it takes
+the held-out repeat's own ratio to the reference (the geometric mean of its rounds' candidate / reference ratios,
+the value the interval predicts) and says whether it lies inside the published 95 % prediction interval; and the
+same for each runtime's own P50 and P95 in milliseconds. A fingerprint of both measurements leads the output.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from rtreport import latency_stats  # noqa: E402
+from site_gen import analysis, load  # noqa: E402
+
+
+def _runs(path: Path):
+    [run] = load.load_file(path)
+    keyed = {rt.runtime_id: analysis.keyed_rounds(rt) for rt in run.runtimes if rt.decision_seconds.size}
+    return run, keyed
+
+
+def main(published: Path, heldout: Path) -> int:
+    run, pub = _runs(published)
+    run2, held = _runs(heldout)
+    if run.run["run_id"] != run2.run["run_id"]:
+        raise SystemExit("the held-out file is not a copy of the published run")
+    reference = run.run["reference_runtime"]
+    known = {k for rounds in pub.values() for k in rounds}
+    new = {rid: {k: v for k, v in rounds.items() if k not in known} for rid, rounds in held.items()}
+    repeats = sorted({rep for rounds in new.values() for rep, _ in rounds.values()})
+    if len(repeats) != 1:
+        raise SystemExit(f"the held-out file should add exactly one repeat to the published file; it adds {repeats}")
+    print(f"published: {published} ({sum(len(v) for v in pub.values()) // max(len(pub), 1)} rounds a runtime, "
+          f"repeats {sorted({rep for r in pub.values() for rep, _ in r.values()} - {0})}); held-out repeat "
+          f"{repeats[0]} in {heldout}: {max(len(v) for v in new.values())} rounds")
+    import duckdb
+    con = duckdb.connect(str(heldout), read_only=True)
+    for row in con.execute("SELECT repeat, started_at, finished_at, machine FROM repeats ORDER BY repeat").fetchall():
+        print(f"  repeat {row[0]}: {row[1]:%Y-%m-%d %H:%M:%S}–{row[2]:%H:%M:%S} UTC, {row[3]}")
+    con.close()
+    inside = total = 0
+    lines = []
+    for rid in sorted(pub, key=lambda r: (r != reference, r)):
+        for q in latency_stats.STATISTICS:
+            checks = []
+            own = latency_stats.runtime_interval(pub[rid], q)
+            got = latency_stats.repeat_values(latency_stats.per_round(new.get(rid, {}), q))
+            if own and got:
+                checks.append(("ms", own, got[0][1]))
+            if rid != reference:
+                ratio = latency_stats.ratio_interval(pub[rid], pub[reference], q)
+                got = latency_stats.repeat_values(latency_stats.paired_ratios(new.get(rid, {}),
+                                                                             new.get(reference, {}), q))
+                if ratio and got:
+                    checks.append(("ratio", ratio, got[0][1]))
+            for kind, iv, value in checks:
+                ok = iv["low"] <= value <= iv["high"]
+                if kind == "ratio":
+                    inside, total = inside + ok, total + 1
+                lines.append(f"{rid:26s} {q} {kind:5s} published {iv['value']:.3f} [{iv['low']:.3f}, "
+                             f"{iv['high']:.3f}]  held-out {value:.3f}  {'inside' if ok else 'OUTSIDE'}")
+    print("\n".join(lines))
+    ratio_runtimes = {}
+    for line in lines:
+        rid, q, kind = line.split()[:3]
+        if kind == "ratio":
+            ratio_runtimes.setdefault(rid, []).append(line.endswith("inside"))
+    both = sum(all(v) for v in ratio_runtimes.values())
+    print(f"ratios inside the published interval: {inside} of {total} (P50 and P95); runtimes with both inside: "
+          f"{both} of {len(ratio_runtimes)} ({100 * both / max(len(ratio_runtimes), 1):.0f} %)")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__.split("\n\n")[1])
+    raise SystemExit(main(Path(sys.argv[1]), Path(sys.argv[2])))
