@@ -1,7 +1,7 @@
 """Lighthouse figures of the built site (issue #28): navigation runs, mobile and desktop, of the H200 machine page,
-the CPU machine page and the compare page, and timespans in which the reader scrolls the H200 page to the bottom
-(as it opens, and with every folded section opened first; flicking a screen every 250 ms, or stopping 1.5 s on
-each screen), each run --repeats times; prints the machine fingerprint,
+the CPU machine page and the compare page, and timespans in which the reader scrolls each of them to the bottom
+as it opens (and the H200 page with every folded section opened first: flicking a screen every 250 ms, or
+stopping 1.5 s on each screen), each run --repeats times; prints the machine fingerprint,
 `uptime` before each run, each run's JSON line and, per measurement, the median and the spread (min-max) of the
 performance score and the total blocking time.
 
@@ -25,10 +25,10 @@ from fingerprint import fingerprint
 
 HERE = Path(__file__).parent / "lighthouse"
 PAGES = {"h200": "en/hardware/nvidia-h200/", "cpu": "en/hardware/cpu-epyc-2core/", "compare": "en/compare/"}
-RUNS = [(page, "navigation", form, []) for page in PAGES for form in ("mobile", "desktop")] + [
-    ("h200", "timespan", "mobile", []), ("h200", "timespan", "mobile", ["--open-parts"]),
-    ("h200", "timespan", "mobile", ["--open-parts", "--pause", "1500"]),
-    ("h200", "timespan", "desktop", ["--open-parts"])]
+RUNS = [(page, mode, form, []) for mode in ("navigation", "timespan") for page in PAGES
+        for form in ("mobile", "desktop")] + [
+    ("h200", "timespan", "mobile", ["--open-parts"]), ("h200", "timespan", "desktop", ["--open-parts"]),
+    ("h200", "timespan", "mobile", ["--open-parts", "--pause", "1500"])]
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):

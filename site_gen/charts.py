@@ -1,5 +1,5 @@
-"""Plotly figure specs (plain dicts for plotly.js's basic bundle: bar and scatter traces) and their data tables;
-pure, no I/O.
+"""Plotly figure specs (plain dicts for rtreport's partial plotly.js bundle: scatter and bar traces) and their data
+tables; pure, no I/O.
 
 Every chart answers one question and draws the decision into it: a gate's threshold is a line, an interval is an
 error bar, runtimes are rows of horizontal bars (long names read on a phone), one colour per runtime across charts.
@@ -27,9 +27,62 @@ LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "
 
 
 def legend_room(names) -> int:
-    """Px a legend below the plot takes on a phone: a line per entry, two for a wrapped name (on a desktop, where
-    entries sit side by side, the plot keeps the rest)."""
+    """Px a chart grows by for its legend below the plot: a line per entry, two for a wrapped name (what the
+    narrowest phone needs; where entries sit side by side the plot keeps the rest)."""
     return 12 + 20 * sum(1 + name.count("<br>") for name in names)
+
+
+# Margins are set when the site is built, wide enough for what sits in them, and no axis has ``automargin``: with it
+# plotly.js measures tick labels and legends after drawing and then draws the whole chart again, which doubled or
+# tripled a chart's cost on a phone (docs/page-speed.md). Measured as plotly.js pushed them: edge tick labels need
+# 4 px beyond a row chart's 12/16 px; the y tick labels and title of a log axis 51–64 px.
+ROW_MARGIN = {"l": 20, "r": 24}
+Y_LABELS_LEFT = 72
+TITLE_STANDOFF = 6
+PHONE_PLOT_WIDTH, WIDE_PLOT_WIDTH = 340, 700   # px a legend row may fill: a 390 px phone, a desktop column
+
+
+def _text_px(text: str) -> float:
+    """About how wide a legend entry's longest line is in 12 px type (a CJK character twice a Latin one)."""
+    lines = text.split("<br>")
+    return max(sum(12.5 if ord(c) > 0x2e80 else 6.6 for c in line) for line in lines)
+
+
+def legend_px(names, width: int) -> int:
+    """Px a horizontal legend below the plot takes when its rows may be ``width`` px wide: entries packed in
+    order, a row as tall as its tallest entry (a wrapped name is two lines)."""
+    rows, used, tall = [], 0.0, 0
+    for name in names:
+        w = 46 + _text_px(name)
+        if used and used + w > width:
+            rows.append(tall)
+            used, tall = 0.0, 0
+        used, tall = used + w, max(tall, 1 + name.count("<br>"))
+    rows.append(tall)
+    return 28 + sum(19 * n + 2 for n in rows if n)   # its padding, and each row
+
+
+def set_margins(fig: dict, legend=None, y_labels: bool = False) -> dict:
+    """``fig`` with margins fixed for a phone, and in ``fig["wide"]`` the bottom margin for a screen 600 px or
+    wider (rtreport.js uses it there): room for the edge tick labels, for the y axis's labels, and for the legend
+    below the plot (its names: ``legend``). Where an estimate falls short plotly.js still pushes the margin
+    (the chart is right, only drawn twice)."""
+    layout = fig["layout"]
+    for axis in ("xaxis", "yaxis"):
+        if axis in layout:
+            layout[axis]["automargin"] = False
+            if "title" in layout[axis]:   # a title placed from its tick labels' measured depth, not the font's
+                layout[axis]["title"]["standoff"] = TITLE_STANDOFF
+    margin = layout["margin"]
+    margin.update({k: max(margin[k], v) for k, v in ROW_MARGIN.items()})
+    if y_labels:
+        margin["l"] = max(margin["l"], Y_LABELS_LEFT)
+    if legend is not None:
+        names = list(legend)
+        base = margin["b"]
+        margin["b"] = base + legend_px(names, PHONE_PLOT_WIDTH)
+        fig["wide"] = {"margin": {"b": base + legend_px(names, WIDE_PLOT_WIDTH)}}
+    return fig
 # Hover boxes in a smaller font, their text on short lines, so that a box fits beside its point on a phone.
 HOVER_LABEL = {"font": {"size": 12}, "align": "left", "namelength": -1}
 
@@ -85,7 +138,7 @@ def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
     layout = {"font": FONT, "height": 100 + pitch * max(n, 1), "margin": {"l": 12, "r": 16, "t": 16, "b": 48},
               "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": False, "hovermode": "closest",
               "bargap": BAR_GAP, "hoverlabel": HOVER_LABEL,
-              "xaxis": {"title": {"text": x_title}, "automargin": True, "zeroline": False, "gridcolor": "#eaeef2"},
+              "xaxis": {"title": {"text": x_title}, "zeroline": False, "gridcolor": "#eaeef2"},
               "yaxis": {"autorange": "reversed", "type": "category", "showticklabels": False,
                         "categoryorder": "array", "categoryarray": list(names or [])}}
     notes = [{"xref": "paper", "yref": "y", "x": 0, "y": name, "xanchor": "left", "yanchor": "bottom", "yshift": lift,
@@ -129,9 +182,10 @@ def throughput_chart(res: RunResult, t) -> Chart | None:
         "paper_bgcolor": "white", "plot_bgcolor": "white", "showlegend": True, "hovermode": "closest",
         "legend": LEGEND_BELOW, "hoverlabel": HOVER_LABEL,
         "xaxis": {"title": {"text": t("batch_size")}, "type": "log", "tickvals": sizes, "ticktext": [str(b) for b in sizes],
-                  "automargin": True, "gridcolor": "#eaeef2"},
+                  "gridcolor": "#eaeef2"},
         "yaxis": {"title": {"text": t("decisions_per_s")}, "type": "log", "dtick": "D2", "tickformat": "~s",
-                  "automargin": True, "gridcolor": "#eaeef2"}}}
+                  "gridcolor": "#eaeef2"}}}
+    set_margins(fig, legend=[tr["name"] for tr in traces], y_labels=True)
     rows = [[r.rows.title] + [f"{r.throughput[b]:,.0f}" if b in r.throughput else "—" for b in sizes] for r in ran]
     csv = [[r.rows.runtime_id, b, r.throughput[b]] for r in ran for b in sizes if b in r.throughput]
     best = max(ran, key=lambda r: max(r.throughput.values()))
@@ -164,6 +218,7 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
     fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_same_action_pct"), names, shapes=[g],
                                                    annotations=note)}
     fig["layout"]["xaxis"]["range"] = [max(0.0, low - (100 - low) * 0.15 - 0.05), 100.05]
+    set_margins(fig)
     rows = [[r.rows.title, f"{r.shadow['same']:,}/{r.shadow['decisions']:,}", f"{p:.3f} %",
              f"{100 * r.shadow['low']:.3f} – {100 * r.shadow['high']:.3f} %"] for r, p in zip(ran, pct)]
     csv = [[r.rows.runtime_id, r.shadow["decisions"], r.shadow["same"], r.shadow["fraction"], r.shadow["low"],
@@ -198,13 +253,14 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
                                           "size": 10 if symbol == "x" else 7, "opacity": 0.8},
                                "hovertemplate": _wrap(label).replace("%", "%%") + "<br>%{text}<br>"
                                                 + t("hover_fixed") + "<extra></extra>"})
-    axis = {"type": "log", "dtick": 1, "exponentformat": "power", "automargin": True, "gridcolor": "#eaeef2"}
+    axis = {"type": "log", "dtick": 1, "exponentformat": "power", "gridcolor": "#eaeef2"}
     fig = {"data": traces, "layout": {"font": FONT, "height": 400 + legend_room(tr["name"] for tr in traces),
                                       "margin": {"l": 10, "r": 16, "t": 16, "b": 48}, "paper_bgcolor": "white",
                                       "plot_bgcolor": "white", "showlegend": True, "legend": LEGEND_BELOW,
                                       "hoverlabel": HOVER_LABEL, "hovermode": "closest",
                                       "xaxis": {**axis, "title": {"text": t("reference_margin")}},
                                       "yaxis": {**axis, "title": {"text": t("max_abs_dq")}}}}
+    set_margins(fig, legend=[tr["name"] for tr in traces], y_labels=True)
     rows = [[r.rows.title, f"{r.agreement['same_actions']}/{r.agreement['states']}",
              f"{r.agreement['max_abs_dq']:.2e}", f"{r.agreement['mean_abs_dq']:.2e}", str(len(r.agreement["flips"]))]
             for r in ran]
@@ -242,8 +298,8 @@ def play_chart(res: RunResult, t) -> Chart | None:
              "hovertemplate": "%{text}<br>" + hover_lines(t("hover_play")) + "<extra></extra>"}
     g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"), "right")
     zero, same = _vline(0, ZERO_LINE, t("ref_line_play"), "left")
-    fig = {"data": [trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), names, shapes=[zero, g],
-                                                   annotations=same + note)}
+    fig = set_margins({"data": [trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), names,
+                                                               shapes=[zero, g], annotations=same + note)})
     rows, csv = [], []
     for r in tested:
         s, p = r.scores, r.play

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import RunResult
-from .charts import LEGEND_BELOW, Chart, _rows_layout, _r, _vline, _wrap, legend_room
+from .charts import LEGEND_BELOW, Chart, _rows_layout, _r, _vline, _wrap, legend_room, set_margins
 from .i18n import Translator
 
 
@@ -47,12 +47,13 @@ def breakdown_chart(res: RunResult, t: Translator) -> Chart | None:
     layout = _rows_layout(t, len(ran), t("axis_microseconds"), names, barmode="stack", showlegend=True,
                           legend=LEGEND_BELOW, shapes=shapes, annotations=notes)
     layout["height"] += legend_room(tr["name"] for tr in traces)
+    fig = set_margins({"data": traces, "layout": layout}, legend=[tr["name"] for tr in traces])
     rows = [[r.rows.title, f"{b['decision']:.1f}", f"{b['h2d']:.1f}", f"{b['compute']:.1f}", f"{b['d2h']:.1f}",
              f"{b['host']:.1f}", f"{b['kernels']:.1f}"] for r, b in ran]
     csv = [[r.rows.runtime_id, b["decision"], b["h2d"], b["compute"], b["d2h"], b["host"], b["kernels"],
             b["decisions"]] for r, b in ran]
     fastest_gpu = min(ran, key=lambda x: x[1]["compute"])
-    return Chart("breakdown", {"data": traces, "layout": layout},
+    return Chart("breakdown", fig,
                  ["col_runtime", "col_decision_us", "col_h2d_us", "col_compute_us", "col_d2h_us", "col_host_us",
                   "col_kernels_per_decision"], rows, "title_breakdown", "cap_breakdown",
                  ("sum_breakdown", {"runtime": fastest_gpu[0].rows.title, "us": f"{fastest_gpu[1]['compute']:.1f}"},

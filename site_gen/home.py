@@ -7,7 +7,7 @@ from pathlib import Path
 
 from . import claims, reasons
 from .analysis import RunResult
-from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap, legend_room
+from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap, legend_room, set_margins
 from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
@@ -256,7 +256,8 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
     layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True, legend=LEGEND_BELOW)
     layout["height"] += legend_room(tr["name"] for tr in traces)
     layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
-    return Chart("cross-hardware", {"data": traces, "layout": layout},
+    fig = set_margins({"data": traces, "layout": layout}, legend=[tr["name"] for tr in traces])
+    return Chart("cross-hardware", fig,
                  ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_paired_play"], rows,
                  "title_cross", "cap_cross", (count_key("sum_cross", len(have)), {"machines": len(have)}, None, None),
                  csv)

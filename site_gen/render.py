@@ -1,6 +1,6 @@
 """Writing the site: every page in both languages, chart data as CSV, ``verdicts.json`` per machine, the root
 page, an Atom feed of the findings, ``robots.txt``, ``404.html`` (and ``sitemap.xml`` with absolute links when a
-base URL is given; ``web.py`` makes those), and the assets (plotly.js's basic bundle and its zh-TW locale,
+base URL is given; ``web.py`` makes those), and the assets (a partial plotly.js bundle, core and bar, and its zh-TW locale,
 vendored and versioned). Byte-deterministic."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .web import atom_feed, meta_description, not_found_view, robots, root_view,
 
 TEMPLATES = package_folder("site_gen.templates", "templates")   # the checkout's templates/, package data in a wheel
 ASSETS = Path(__file__).parent / "assets"
-PLOTLY = "plotly-basic-3.7.0.min.js"              # bar and scatter traces: all the charts use
+PLOTLY = "plotly-rtreport-3.7.0.min.js"           # plotly.js core + bar: the trace types the charts use (tools/plotly_bundle)
 PLOTLY_LOCALE = "plotly-locale-zh-tw-3.7.0.js"
 STATIC = (PLOTLY, PLOTLY_LOCALE, "plotly-LICENSE.txt", "rtreport.js", "site.css", "favicon.svg")
 TOUCH_ICON = "apple-touch-icon.png"               # 180×180, the favicon's picture; at the site root, where iOS looks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .analysis import RunResult, head_to_head
 from .charts import (GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r,
-                     _rows_layout, _vline, _wrap, hover_lines, legend_room)
+                     _rows_layout, _vline, _wrap, hover_lines, legend_room, set_margins)
 from .claims import titles
 from .wording import stat_name
 
@@ -28,8 +28,8 @@ def speed_chart(res: RunResult, t) -> Chart | None:
              "hovertemplate": "%{text}<br>" + stat + " " + hover_lines(t("hover_speed")) + "<extra></extra>"}
     g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"), "left")
     one, ref = _vline(1, ZERO_LINE, t("ref_line_speed"), "left")
-    fig = {"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference", stat=stat), names,
-                                                   shapes=[one, g], annotations=ref + note)}
+    fig = set_margins({"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference", stat=stat),
+                                                               names, shapes=[one, g], annotations=ref + note)})
     rows = [[r.rows.title, f"{r.latency[q]:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×"]
             for r, s, a, b in zip(ran, speed, lo, hi)]
     csv = [[r.rows.runtime_id, r.latency[q], s, a, b] for r, s, a, b in zip(ran, speed, lo, hi)]
@@ -76,8 +76,9 @@ def latency_chart(res: RunResult, t) -> Chart | None:
            "hovertemplate": "%{text}<br>P95 %{x:.3f} ms<br>(95 % %{customdata[0]}–%{customdata[1]})<extra></extra>"}
     fig = {"data": [rounds, p50, p95], "layout": _rows_layout(
         t, len(ran), t("latency_ms"), names, showlegend=True, legend=LEGEND_BELOW,
-        xaxis={"title": {"text": t("latency_ms")}, "automargin": True, "rangemode": "tozero", "gridcolor": "#eaeef2"})}
+        xaxis={"title": {"text": t("latency_ms")}, "rangemode": "tozero", "gridcolor": "#eaeef2"})}
     fig["layout"]["height"] += legend_room(tr["name"] for tr in fig["data"])
+    set_margins(fig, legend=[tr["name"] for tr in fig["data"]])
     rows = [[r.rows.title, f"{r.latency['n']:,}", f"{r.latency['p50']:.3f}", f"{r.latency['p95']:.3f}",
              f"{lo:.3f}–{h:.3f}", f"{r.latency['p99']:.3f}", f"{r.latency['mean']:.3f}", f"{r.latency['std']:.3f}"]
             for r, lo, h in zip(ran, low, high)]

@@ -46,7 +46,7 @@ def test_every_page_exists_in_both_languages_with_lang_and_a_switcher(built_site
 
 def test_pages_stay_light_beside_the_shared_plotly_bundle(built_site):
     bundles = list((built_site / "assets").glob("plotly-*.min.js"))
-    assert len(bundles) == 1 and re.fullmatch(r"plotly-basic-\d+\.\d+\.\d+\.min\.js", bundles[0].name)
+    assert len(bundles) == 1 and re.fullmatch(r"plotly-rtreport-\d+\.\d+\.\d+\.min\.js", bundles[0].name)
     for page in built_site.rglob("index.html"):
         assert page.stat().st_size <= 1_500_000
         assert "cdn." not in page.read_text() and "https://" not in page.read_text().split("<main", 1)[0]
@@ -254,8 +254,8 @@ def test_chinese_pages_have_no_latin_prose(published_site):
 def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(published_site):
     site = published_site
     assets = site / "assets"
-    bundles = list(assets.glob("plotly-basic-*.min.js"))
-    assert len(bundles) == 1 and bundles[0].stat().st_size < 1_200_000      # the basic bundle, not the full 4.8 MB
+    bundles = list(assets.glob("plotly-rtreport-*.min.js"))
+    assert len(bundles) == 1 and bundles[0].stat().st_size < 1_200_000      # core + bar, not the full 4.8 MB
     for page in site.rglob("index.html"):
         text = page.read_text()
         total = page.stat().st_size + (assets / "site.css").stat().st_size + (assets / "favicon.svg").stat().st_size

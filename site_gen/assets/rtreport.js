@@ -59,6 +59,8 @@
     el.dataset.drawn = "1";
     observer && observer.unobserve(el);
     var spec = JSON.parse(document.getElementById(el.dataset.spec).textContent);
+    // margins are fixed when the site is built, for a phone; a wider screen fits a legend in fewer rows
+    if (spec.wide && el.clientWidth >= 600) spec.layout.margin = Object.assign({}, spec.layout.margin, spec.wide.margin);
     var config = { responsive: true, displayModeBar: false };
     if (localeName) config.locale = localeName;
     Plotly.newPlot(el, spec.data, spec.layout, config).then(function () {
