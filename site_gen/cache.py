@@ -40,7 +40,7 @@ def code_version() -> str:
     root = Path(__file__).resolve().parents[1]
     for package in _PACKAGES:
         for path in sorted((root / package).rglob("*")):
-            if path.suffix in (".py", ".toml", ".json") and path.is_file() and "__pycache__" not in path.parts:
+            if path.suffix in (".py", ".toml", ".json", ".po") and path.is_file() and "__pycache__" not in path.parts:
                 h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 

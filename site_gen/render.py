@@ -65,7 +65,15 @@ def _csv(rows, header) -> str:
 
 def _environment() -> Environment:
     return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]),
-                       undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False)
+                       undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False,
+                       extensions=["jinja2.ext.i18n"])
+
+
+def _install(env: Environment, t: Translator) -> None:
+    """Jinja2's i18n extension reads the same catalogues: ``_("key")`` in a template is ``t("key")`` (a text
+    with parameters goes through ``t``, whose catalogues fill ``{name}``, not gettext's ``%(name)s``)."""
+    env.install_gettext_callables(gettext=lambda key: t(key), ngettext=lambda one, many, n: t(one if n == 1 else many),
+                                  newstyle=False)
 
 
 def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: str | None = None) -> list[Path]:
@@ -79,6 +87,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
                kind: str = "website", image: str = SITE_PICTURE, **ctx) -> None:
         doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
         t = Translator(lang)
+        _install(env, t)
         page = page_frame(lang, rel, title, has_charts, meta_description(description), base_url, kind, image)
         html = env.get_template(template).render(t=t, page=page, plotly_file=PLOTLY, plotly_locale=PLOTLY_LOCALE,
                                                  gates=gates_view(gates, t, page["root"]), **ctx)

@@ -60,6 +60,31 @@ def test_catalogs_have_the_same_keys_and_no_empty_strings():
         assert set(re.findall(r"{(\w+)", en[key])) == set(re.findall(r"{(\w+)", zh[key])), key
 
 
+def test_catalogues_are_gettext_po_files_with_the_template_and_jinja_reads_them(tmp_path):
+    """The message catalogues are gettext's PO files (Babel reads them; the template .pot lists every id), and a
+    template's ``_("key")`` (Jinja2's i18n extension) says what ``t("key")`` says."""
+    from babel.messages.pofile import read_po
+    from jinja2 import DictLoader
+
+    from site_gen import render
+    from site_gen.i18n import DOMAIN, LOCALE_DIR, LOCALES, Translator
+
+    with open(LOCALE_DIR / f"{DOMAIN}.pot", "rb") as f:
+        template = {m.id for m in read_po(f) if m.id}
+    for lang, locale in LOCALES.items():
+        with open(LOCALE_DIR / locale / "LC_MESSAGES" / f"{DOMAIN}.po", "rb") as f:
+            po = read_po(f)
+        assert str(po.locale) == locale and {m.id for m in po if m.id} == template
+        assert not [m.id for m in po if m.id and m.fuzzy]
+    env = render._environment()
+    env.loader = DictLoader({"p.html": "{{ _('nav_home') }}|{{ t('nav_home') }}"})
+    for lang in LOCALES:
+        t = Translator(lang)
+        render._install(env, t)
+        a, b = env.get_template("p.html").render(t=t).split("|")
+        assert a == b == catalog(lang)["nav_home"]
+
+
 def _visible_text(html):
     html = re.sub(r"<script.*?</script>", " ", html, flags=re.S)
     return re.sub(r"<[^>]+>", " ", html)

@@ -1,7 +1,15 @@
-"""UI string catalogs, one per language (Hugo-style ``i18n/<lang>.json``)."""
+"""UI string catalogues, one per language: gettext's PO files read with Babel
+(``site_gen/locale/<locale>/LC_MESSAGES/rtreport.po``, the template ``site_gen/locale/rtreport.pot``).
+
+Message ids are symbolic (``"nav_home"``, ``"sum_speed"``); English is the source catalogue. Every string the
+site writes comes from them, rtreport's own reason messages included (as reason kinds); the same catalogues serve
+Jinja2's i18n extension (``_()`` in a template), installed by ``site_gen.render``. Terms are fixed once in
+docs/zh-tw-glossary.md. To edit: change the PO files (``pybabel update -i site_gen/locale/rtreport.pot -d
+site_gen/locale -D rtreport`` after adding a message id to the template).
+"""
 from __future__ import annotations
 
-import json
+import functools
 import re
 from pathlib import Path
 
@@ -11,6 +19,9 @@ LANGUAGES = [  # (url segment, BCP 47 tag for lang/hreflang, name shown in the s
     ("zh-tw", "zh-Hant-TW", "繁體中文"),
     ("en", "en", "English"),
 ]
+LOCALES = {"zh-tw": "zh_Hant_TW", "en": "en"}   # url segment -> the catalogue's locale (Babel's name)
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
+DOMAIN = "rtreport"
 
 
 # The words of runtime titles as run files record them (English, from the registry or a plugin), said in the page's
@@ -29,8 +40,19 @@ def localize_titles(text: str, lang: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=None)
+def _read(lang: str) -> dict:
+    from babel.messages.pofile import read_po
+
+    path = LOCALE_DIR / LOCALES[lang] / "LC_MESSAGES" / f"{DOMAIN}.po"
+    with open(path, "rb") as f:
+        messages = read_po(f, locale=LOCALES[lang], domain=DOMAIN)
+    return {m.id: m.string for m in messages if m.id and not m.fuzzy}
+
+
 def catalog(lang: str) -> dict:
-    return json.loads((Path(__file__).parent / f"{lang}.json").read_text(encoding="utf-8"))
+    """message id -> text, in ``lang`` (a url segment of ``LANGUAGES``)."""
+    return dict(_read(lang))
 
 
 class Translator:
