@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .analysis import RunResult
-from .charts import LEGEND_BELOW, Chart, _rows_layout, _r, _vline, _wrap, legend_room, set_margins
+from .chart_margins import legend_room, set_margins
+from .charts import LEGEND_BELOW, Chart, _rows_layout, _r, _vline, _wrap
 from .i18n import Translator
 
 

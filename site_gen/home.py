@@ -7,7 +7,8 @@ from pathlib import Path
 
 from . import claims, reasons
 from .analysis import RunResult
-from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap, legend_room, set_margins
+from .chart_margins import legend_room, set_margins
+from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap
 from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text

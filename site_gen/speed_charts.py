@@ -3,8 +3,8 @@ latency with every round as a dot. Both name their statistic; the ratio is the f
 from __future__ import annotations
 
 from .analysis import RunResult, head_to_head
-from .charts import (GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r,
-                     _rows_layout, _vline, _wrap, hover_lines, legend_room, set_margins)
+from .chart_margins import legend_room, set_margins
+from .charts import GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline, _wrap, hover_lines
 from .claims import titles
 from .wording import stat_name
 
