@@ -247,7 +247,8 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
                        "marker": {"size": 11, "color": PALETTE[i % len(PALETTE)], "symbol": ["circle", "diamond",
                                                                                              "square"][i % 3]},
                        "text": [_wrap(x.rows.title) for x in ran],
-                       "hovertemplate": label.replace("%", "%%") + "<br>%{text}<br>P95 %{x:.3f} ms<extra></extra>"})
+                       "hovertemplate": label.replace("%", "%%") + "<br>%{text}<br>P95 %{x:.3f} " + t("unit_ms")
+                                        + "<extra></extra>"})
         for x in ran:
             mean = paired_cell(x, t)
             agree = f"{100 * x.shadow['fraction']:.3f} %" if x.shadow else "—"

@@ -60,12 +60,14 @@ def latency_chart(res: RunResult, t) -> Chart | None:
     rounds = {"type": "scatter", "mode": "markers", "name": t("rounds_dots"), "y": [d[0] for d in dots],
               "x": [_r(d[2]) for d in dots],
               "marker": {"symbol": "circle", "size": 5, "opacity": 0.55, "color": [d[1] for d in dots]},
-              "text": [_wrap(d[0]) for d in dots], "hovertemplate": "%{text}<br>P95 %{x:.3f} ms<extra></extra>"}
+              "text": [_wrap(d[0]) for d in dots],
+              "hovertemplate": "%{text}<br>P95 %{x:.3f} " + t("unit_ms") + "<extra></extra>"}
     low = [r.latency["p95_ci_low"] if r.latency["p95_ci_low"] is not None else r.latency["p95"] for r in ran]
     high = [r.latency["p95_ci_high"] if r.latency["p95_ci_high"] is not None else r.latency["p95"] for r in ran]
     p50 = {"type": "scatter", "mode": "markers", "name": "P50", "y": names, "x": [_r(r.latency["p50"]) for r in ran],
            "marker": {"symbol": "circle-open", "size": 11, "color": colors, "line": {"width": 2}},
-           "text": [_wrap(n) for n in names], "hovertemplate": "%{text}<br>P50 %{x:.3f} ms<extra></extra>"}
+           "text": [_wrap(n) for n in names],
+           "hovertemplate": "%{text}<br>P50 %{x:.3f} " + t("unit_ms") + "<extra></extra>"}
     p95 = {"type": "scatter", "mode": "markers", "name": "P95", "y": names, "x": [_r(r.latency["p95"]) for r in ran],
            "marker": {"symbol": "diamond", "size": 11, "color": colors},
            "error_x": {"type": "data", "symmetric": False, "color": "#57606a",
@@ -73,7 +75,8 @@ def latency_chart(res: RunResult, t) -> Chart | None:
                        "arrayminus": [_r(r.latency["p95"] - lo) for r, lo in zip(ran, low)]},
            "customdata": [[f"{lo:.3f}", f"{h:.3f}"] for lo, h in zip(low, high)],
            "text": [_wrap(n) for n in names],
-           "hovertemplate": "%{text}<br>P95 %{x:.3f} ms<br>(95 % %{customdata[0]}–%{customdata[1]})<extra></extra>"}
+           "hovertemplate": "%{text}<br>P95 %{x:.3f} " + t("unit_ms") + "<br>(" + t("col_interval95")
+                            + " %{customdata[0]}–%{customdata[1]})<extra></extra>"}
     fig = {"data": [rounds, p50, p95], "layout": _rows_layout(
         t, len(ran), t("latency_ms"), names, showlegend=True, legend=LEGEND_BELOW,
         xaxis={"title": {"text": t("latency_ms")}, "rangemode": "tozero", "gridcolor": "#eaeef2"})}
