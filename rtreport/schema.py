@@ -128,12 +128,17 @@ def ddl(keys: bool = True) -> str:
     return "\n".join(out)
 
 
+def create_statements() -> dict[str, str]:
+    """table -> its CREATE TABLE statement (``ddl`` writes one a line, in ``TABLES``'s order)."""
+    return dict(zip(TABLES, ddl().split("\n")))
+
+
 def add_missing_tables(con) -> list[str]:
     """Tables of this schema version a file lacks (one written while the version was still growing), created
     empty; the file's rows stay as they are. Returns the tables made."""
     have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     made = []
-    for table, statement in zip(TABLES, ddl().split("\n")):
+    for table, statement in create_statements().items():
         if table not in have:
             con.execute(statement)
             made.append(table)
@@ -173,9 +178,9 @@ def repack(source, dest) -> dict[str, int]:
         con.execute("USE dst")
         have = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'")
                 .fetchall()]
-        for table in TABLES:
+        for table, statement in create_statements().items():
             if table in have:
-                con.execute(ddl().split("\n")[list(TABLES).index(table)])
+                con.execute(statement)
         copied = {}
         for table in have:
             if table == integrity.TABLE:
