@@ -72,7 +72,7 @@ def _child(initargs, tasks, barrier, results) -> None:
         for _, result in play_tasks(runners, envs, tasks):
             if isinstance(result, RuntimeFault):
                 raise result
-            episode, _, tallies, _ = result
+            episode, _, tallies, *_ = result
             steps += episode.steps
             decisions += episode.steps + sum(t.decisions for t in tallies.values())
         results.put({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "steps": steps,

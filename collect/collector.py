@@ -26,7 +26,7 @@ from .artifacts import Artifacts
 from .model_input import ModelSource
 from .options import CollectOptions
 from .paths import FIXED_STATES, shown
-from .play import Design, PlayPhase, Players, auto_slots, auto_workers, engine
+from .play import Design, PlayPhase, Players, auto_slots, auto_workers, engine, twins
 from .progress import Silent
 from .registry import Runtime, all_runtimes, reference_runtime_id
 from .rounds import ROUND_ORDER_SEED, Rounds, ends_only_reason
@@ -88,6 +88,7 @@ class Collector:
         self.states = states[: profile.num_states] if profile.num_states else states
         self.seeds = tuple(load_seeds()["play"])[: profile.looks[-1]]
         self.play_workers, self.play_slots, self.play_mps = options.play_workers, options.play_slots, options.play_mps
+        self.play_twins = options.play_twins
         self.phase, self.runtime_id = "starting", None
         self.runners: dict = {}
         self._idle = None   # the GPU's idle power, read once per session by the first runtime's energy phase
@@ -268,14 +269,18 @@ class Collector:
         phase = PlayPhase(self.store, design, self.reference, candidates, None, self.ui, self._fail,
                           lambda text: self._at(text), between=self.rounds)
         # only what is still owed plays: a candidate decided at an earlier look is not prepared again in every worker
-        playing = {rid: self.runners[rid] for rid in [self.reference, *phase.active()]}
+        owed = [self.reference, *phase.active()]
+        stands = twins.for_play(self.known, self.runners, self.store, owed) if self.play_twins else {}
+        phase.twins = tuple(sorted(stands.items()))
+        playing = {rid: self.runners[rid] for rid in dict.fromkeys([*owed, *stands.values()])}
         devices = [r.info.device for r in playing.values()]
         slots = self.play_slots or auto_slots(devices)
         workers = self.play_workers or auto_workers(devices, len(design.seeds), slots)
         # the self-check here, where it is recorded (each worker process runs its own before its first game)
         overlap = engine.open_slots(playing, slots)
         self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots,
-                                                   "play_overlap": overlap, "play_mps": None}, sort_keys=True))
+                                                   "play_overlap": overlap, "play_mps": None, "play_twins": stands,
+                                                   "twin_check_every": twins.CHECK_EVERY}, sort_keys=True))
         with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots,
                      mps=self.play_mps) as players:
             phase.players = players

@@ -101,6 +101,11 @@ class ShadowedGame:
     def observation(self) -> np.ndarray:
         return self.game.observation
 
+    @property
+    def step(self) -> int:
+        """The number of the decision the current observation asks for (0 first)."""
+        return len(self.game.actions)
+
     def wanted(self) -> list:
         return [self.driver, *(rid for rid, t in self.tallies.items()
                                if not t.error and not (self.until_first_flip and t.first_flip is not None))]

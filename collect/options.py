@@ -21,6 +21,7 @@ class CollectOptions:
     play_workers: int | None = None          # --play-workers (None: collect.play.auto_workers)
     play_slots: int | None = None            # --play-slots (None: collect.play.auto_slots)
     play_mps: bool = False                   # --play-mps
+    play_twins: bool = True                  # --no-twins turns it off (collect.play.twins)
     resume: Path | str | None = None         # --resume FILE
     repeat: Path | str | None = None         # --repeat FILE
     rounds: int | None = None                # --rounds (None: the profile's)

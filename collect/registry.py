@@ -30,6 +30,10 @@ class Runtime:
     opt_in: str = ""
     # A runtime from another package: (its distribution's name, version, SHA-256 of its installed files).
     package: tuple = ()
+    # The runtime whose decision path this one replays as a CUDA graph: the same kernels with the same arguments,
+    # launched by the graph instead of the host. In play, that runtime's decisions may come from this one
+    # (``collect.play.twins``), checked bit for bit on a sample of them; "" for none.
+    same_kernels_as: str = ""
 
     @property
     def title(self) -> str:
@@ -46,7 +50,8 @@ def _torch(device, precision, graph=False, compiled=False, rank=None) -> Runtime
     info = Runtime(f"torch-{device}-{precision}{suffix}", "PyTorch", device, precision, variant,
                    lambda model: TorchRunner.unavailable_reason(device, model.format if model else "pytorch", compiled),
                    lambda model, artifacts, cuda: TorchRunner(info, model.torch_model, cuda, graph or compiled,
-                                                              compiled), rank)
+                                                              compiled), rank,
+                   same_kernels_as=f"torch-{device}-{precision}" if graph and not compiled else "")
     return info
 
 
@@ -61,7 +66,7 @@ def _ort(device, precision, graph=False, ep=None, rank=None) -> Runtime:
         onnx = artifacts.onnx_fp16 if precision == "fp16" and ep != "tensorrt" else artifacts.onnx_fp32
         return OrtRunner(info, onnx, cuda, graph, ep, artifacts.folder / "ort-trt-cache")
     info = Runtime(rid, "ONNX Runtime", device, precision, variant, lambda model: OrtRunner.unavailable_reason(ep),
-                   make, rank)
+                   make, rank, same_kernels_as=f"ort-{device}-{precision}" if graph else "")
     return info
 
 
@@ -73,7 +78,8 @@ def _tensorrt(flavour, precision, graph=False) -> Runtime:
         return TensorRTRunner(info, flavour, {"fp32": artifacts.onnx_fp32, "fp16": artifacts.onnx_fp16},
                               artifacts.folder, model.sha256, cuda, graph)
     info = Runtime(f"{flavour}-{precision}{'-graph' if graph else ''}", FLAVOURS[flavour].name, "cuda", precision,
-                   "CUDA graph" if graph else "", lambda model: TensorRTRunner.unavailable_reason(flavour), make)
+                   "CUDA graph" if graph else "", lambda model: TensorRTRunner.unavailable_reason(flavour), make,
+                   same_kernels_as=f"{flavour}-{precision}" if graph else "")
     return info
 
 

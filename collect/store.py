@@ -141,8 +141,7 @@ class RunStore:
                               json.dumps(conditions, sort_keys=True) if conditions else None])
 
     def add_costs(self, runtime_id: str, kernels=None, decisions: int | None = None, resources=()) -> None:
-        """Profiled kernels and copies ([(name, kind, calls, seconds)] over ``decisions``) and resource readings
-        ([(kind, value, unit, method)]) of one runtime."""
+        """Kernels and copies ([(name, kind, calls, seconds)] over ``decisions``), resources ([(kind, value, unit, method)])."""
         with self._write():
             if kernels is not None:
                 self.con.executemany("INSERT INTO kernels VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -177,10 +176,11 @@ class RunStore:
             [self.run_id, runtime_id, kind, batch_size, round_, seconds])
 
     def add_episode(self, runtime_id: str, episode, step_cap: int | None, seconds: float, tallies: dict | None = None,
-                    margin_counts: list | None = None, flips: bool = False, establish=()) -> None:
+                    margin_counts: list | None = None, flips: bool = False, establish=(), twins=None) -> None:
         """A played episode, in one transaction with what its shadows saw (``tallies``: {runtime id: Shadow}),
-        their flips (``flips``: the driver is the reference) and the episodes it establishes for ``establish``:
-        runtimes that took the driver's greedy action at every step, so this very episode is theirs too."""
+        their flips (``flips``: the driver is the reference), the episodes it establishes for ``establish`` (runtimes
+        that took the driver's greedy action at every step: this very episode is theirs too) and ``twins``
+        ({runtime id: (twin, decisions, checked, differing)}, ``collect.play.twins``)."""
         with self._write():
             self.con.execute("DELETE FROM episodes WHERE run_id = ? AND runtime_id = ? AND seed = ?",
                              [self.run_id, runtime_id, episode.seed])
@@ -196,6 +196,11 @@ class RunStore:
                 if flips and t.flips:
                     self.con.executemany("INSERT INTO flips VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                          [[self.run_id, rid, episode.seed, *f] for f in t.flips])
+            for rid, counts in (twins or {}).items():   # a replayed game's counts replace the earlier ones
+                self.con.execute("DELETE FROM twins WHERE run_id = ? AND runtime_id = ? AND seed = ? AND driver = ?",
+                                 [self.run_id, rid, episode.seed, runtime_id])
+                self.con.execute("INSERT INTO twins VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 [self.run_id, rid, episode.seed, runtime_id, *counts])
             for rid in establish:
                 self.con.execute("INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, NULL)",
                                  [self.run_id, rid, episode.seed, episode.score, episode.steps, episode.truncated,

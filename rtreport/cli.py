@@ -101,6 +101,10 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
               help="GPU play processes share the GPU through a CUDA MPS daemon of this run's own (started for play, "
                    "stopped after; the GPU's settings are not touched), instead of being time-sliced. Same results; "
                    "without nvidia-cuda-mps-control, play goes on without it and the file says why.")
+@click.option("--no-twins", "no_twins", is_flag=True,
+              help="In play, every runtime computes every decision itself. By default a runtime's CUDA-graph "
+                   "capture (the same kernels) computes its decisions where their fixed states agree bit for bit, "
+                   "and the runtime itself recomputes one in eight to check them.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
 @click.option("--resume", type=PathOrS3(), default=None,
@@ -116,7 +120,7 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
               help="Add a short repeat to this complete run's file, measured in this fresh process: latency "
                    "rounds of every runtime and the fixed states' Q-values (compared bit for bit with the run's).")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
-            play_mps, quiet, list_runtimes, resume, rounds, repeat, allow_mixed_onnxruntime):
+            play_mps, no_twins, quiet, list_runtimes, resume, rounds, repeat, allow_mixed_onnxruntime):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
@@ -130,7 +134,7 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     code = run_collect(CollectOptions(
         model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite, label=label,
         cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet, play_workers=play_workers,
-        resume=resume, rounds=rounds, play_slots=play_slots, play_mps=play_mps, repeat=repeat,
+        resume=resume, rounds=rounds, play_slots=play_slots, play_mps=play_mps, play_twins=not no_twins, repeat=repeat,
         allow_mixed_onnxruntime=allow_mixed_onnxruntime))
     sys.exit(code)
 

@@ -97,6 +97,11 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
     "play_time": ([("run_id", "VARCHAR"), ("session", "INTEGER"), ("look", "INTEGER"), ("process", "INTEGER"),
                    ("component", "VARCHAR"), ("calls", "BIGINT"), ("seconds", "DOUBLE")],
                   ("run_id", "session", "look", "process", "component")),
+    # … and, per game, each runtime whose decisions its twin (its CUDA-graph capture: ``collect.play.twins``)
+    # computed, how many the runtime recomputed itself and how many of those differed in any bit.
+    "twins": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("driver", "VARCHAR"),
+               ("twin", "VARCHAR"), ("decisions", "INTEGER"), ("checked", "INTEGER"), ("differing", "INTEGER")],
+              ("run_id", "runtime_id", "seed", "driver")),
 }
 # Tables whose key is not a DuckDB PRIMARY KEY: an index (an ART) over their rows took more room than the rows
 # themselves (the H200 file: 19.7 MB with them, 14.7 MB without; its 302,600 latency rows are 2 MB). Their writers
@@ -105,11 +110,12 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
 UNINDEXED = ("latency", "flips")
 # Tables of each older schema version (a file of that version must hold them all).
 V1_TABLES = ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
-V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q", "play_time")]
+V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q", "play_time", "twins")]
 OLD_TABLES = {1: V1_TABLES, 2: V2_TABLES}
 # Tables added to schema 3 after files of it were published: a file may lack them (``add_missing_tables`` makes
-# them when collect writes to it again); nothing the site shows depends on them.
-LATER_V3_TABLES = ("play_time",)
+# them when collect writes to it again). Nothing the site shows depends on ``play_time``; a file without ``twins``
+# was played with no twin standing in.
+LATER_V3_TABLES = ("play_time", "twins")
 
 
 def seeds_sha256(seeds) -> str:
@@ -285,7 +291,7 @@ def _from_v1(mem) -> None:
 
 
 def _from_v2(mem) -> None:
-    """Schema 2 is schema 3 without the repeats' tables and ``play_time``."""
+    """Schema 2 is schema 3 without the repeats' tables, ``play_time`` and ``twins``."""
     for table in V2_TABLES:
         if table != "meta":
             mem.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")

@@ -34,6 +34,7 @@ class RuntimeResult:
     secondary: dict | None = None        # IQM and probability of improvement, with CIs
     check: dict | None = None            # the reuse rule's standing check
     reproduction: dict | None = None     # the fixed states again in fresh processes (``reproduction``)
+    twin: dict | None = None             # in play, a twin computed its decisions (``twin_summary``)
     verdict: Verdict | None = None
 
 
@@ -71,6 +72,17 @@ def reproduction(rt: RuntimeRows) -> dict | None:
             "action_differ": worst.action_differ,
             "per_repeat": {k: {"states": r.states, "q_differ": r.q_differ, "action_differ": r.action_differ}
                            for k, r in per.items()}}
+
+
+def twin_summary(rt: RuntimeRows, run: dict, titles: dict) -> dict | None:
+    """In play, the decisions its CUDA-graph twin computed for it (collect.play.twins), summed over its twins (one
+    in practice): how many, how many the runtime recomputed itself and how many of those differed in any bit. None
+    when every decision was its own."""
+    if not rt.twins:
+        return None
+    total = {k: sum(c[k] for c in rt.twins.values()) for k in ("games", "decisions", "checked", "differing")}
+    return {"twins": sorted(rt.twins), "titles": [titles.get(x, x) for x in sorted(rt.twins)], **total,
+            "every": run.get("settings", {}).get("twin_check_every")}
 
 
 def design(run: dict) -> tuple[list, tuple]:
@@ -245,10 +257,18 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                 r.shadow["by_margin"] = flips_by_margin(rt, reference)
         results.append(r)
 
+    titles = {rt.runtime_id: rt.title for rt in run.runtimes}
+    for r in results:
+        r.twin = twin_summary(r.rows, run.run, titles)
+    ref_result = next((r for r in results if r.is_reference), None)
+    ref_twin = ref_result.twin if ref_result and ref_result.twin and ref_result.twin["differing"] else None
     for r in results:
         if r.is_reference or r.rows.status != "available" or withheld:
             continue
-        r.verdict = judge(gates, r.ratios.get(gates.speed_statistic), r.shadow, r.play)
+        # a twin that differed from its runtime somewhere: the play rows are not the runtime's own (or, for the
+        # reference's twin, not the reference's): agreement and play cannot be judged
+        differed = ref_twin or (r.twin if r.twin and r.twin["differing"] else None)
+        r.verdict = judge(gates, r.ratios.get(gates.speed_statistic), r.shadow, r.play, differed)
 
     comparisons = []
     for cand, base in BASELINE_PAIRS:

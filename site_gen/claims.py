@@ -37,6 +37,12 @@ KINDS = {
                        lambda e: e["outcome"] == "undecided" and _holds(e, -e["margin"])),
     "play_identical": ("every paired seed scored the same (no interval to give)",
                        lambda e: e["sd"] == 0 and e["mean"] == 0),
+    # in play, a runtime's decisions computed by its CUDA-graph twin (collect.play.twins), and the runtime's own
+    # recomputation of a sample of them, bit for bit
+    "twin_checked": ("every decision the runtime recomputed itself equals its twin's, bit for bit",
+                     lambda e: e["differing"] == 0 and 0 < e["checked"] <= e["decisions"]),
+    "twin_differed": ("some decision the runtime recomputed itself differs from its twin's",
+                      lambda e: 0 < e["differing"] <= e["checked"]),
     # a verdict for a group of runtimes, and its count
     "verdict_group": ("every runtime named has this verdict, and the count is theirs",
                       lambda e: len(set(e["outcomes"])) == 1 and len(e["outcomes"]) == e["n"]),

@@ -49,6 +49,7 @@ class RuntimeRows:
     flips: list = field(default_factory=list)                   # dicts: seed, step, reference_action, action, margins
     kernels: list = field(default_factory=list)                 # dicts: name, kind, calls, seconds, decisions
     resources: dict = field(default_factory=dict)               # kind -> {value, unit, method}
+    twins: dict = field(default_factory=dict)                   # twin -> {games, decisions, checked, differing}
 
 
 @dataclass
@@ -194,6 +195,7 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
         params = {"run": run_id, "rid": rid, "seeds": seeds}
         return con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchall()
 
+    has_twins = bool(con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'twins'").fetchall())
     runtimes = []
     for r in con.execute("SELECT runtime_id, position, title, framework, device, precision, variant, status, reason, "
                          "artifact_bytes, prepare_seconds, libraries, numerics, details FROM runtimes "
@@ -241,6 +243,11 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
         rt.resources = {k: {"value": v, "unit": u, "method": m} for k, v, u, m in con.execute(
             "SELECT kind, value, unit, method FROM resources WHERE run_id = ? AND runtime_id = ? ORDER BY kind",
             [run_id, rid]).fetchall()}
+        if has_twins:   # in play, a twin computed its decisions (collect.play.twins)
+            rt.twins = {twin: dict(zip(("games", "decisions", "checked", "differing"), map(int, counts)))
+                        for twin, *counts in con.execute(
+                            "SELECT twin, count(*), sum(decisions), sum(checked), sum(differing) FROM twins "
+                            "WHERE run_id = ? AND runtime_id = ? GROUP BY twin ORDER BY twin", [run_id, rid]).fetchall()}
         runtimes.append(rt)
     floors = {k: np.asarray(v, dtype=float) for k, v in con.execute(
         "SELECT kind, list(seconds ORDER BY iteration) FROM floors WHERE run_id = ? GROUP BY kind", [run_id]).fetchall()}

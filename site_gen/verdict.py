@@ -74,10 +74,16 @@ def play_gate(gates, play) -> GateResult:
     return GateResult("play", state, play["mean"], play["low"], play["high"], -play["margin"], play)
 
 
-def judge(gates, ratio, shadow, play) -> Verdict:
+def judge(gates, ratio, shadow, play, twin_differed: dict | None = None) -> Verdict:
     """A failed gate ⇒ not adopted; else a missing one ⇒ no verdict; else an undecided one ⇒ undecided;
-    all three pass ⇒ deployment-worthy."""
+    all three pass ⇒ deployment-worthy. ``twin_differed``: the twin summary (analysis.twin_summary) of a twin
+    that computed play decisions and differed from its runtime in some checked one: agreement and play, measured
+    on those decisions, are then undecided whatever their intervals say."""
     results = [faster_gate(gates, ratio), agreement_gate(gates, shadow), play_gate(gates, play)]
+    if twin_differed:
+        results = [r if r.gate == "faster" or r.state == "missing" else
+                   GateResult(r.gate, "undecided", r.value, r.low, r.high, r.threshold,
+                              {**r.detail, "twin_differed": twin_differed}) for r in results]
     states = {r.state for r in results}
     outcome = ("not-adopted" if "fail" in states else "no-verdict" if "missing" in states
                else "undecided" if "undecided" in states else "deployment-worthy")

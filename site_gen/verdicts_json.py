@@ -54,6 +54,8 @@ def verdicts_document(res: RunResult) -> str:
                                 margin=_round(g.detail["margin"]), outcome=g.detail["outcome"],
                                 conditional_power=_rounded(g.detail.get("conditional_power")),
                                 median_unbiased=_rounded(g.detail.get("adjusted")))
+                if g.detail.get("twin_differed"):
+                    gate["twin_differed"] = True
                 gates[g.gate] = gate
             entry["gates"] = gates
         if r.reproduction:   # the fixed states again in fresh processes, bit for bit (not a gate: a label)
@@ -63,6 +65,12 @@ def verdicts_document(res: RunResult) -> str:
                 "meaning": "fixed states' Q-values computed again in fresh processes (repeats), compared bit for bit "
                            "with the run's first measurement",
                 "per_repeat": {str(k): v for k, v in rep["per_repeat"].items()}}
+        if r.twin:   # in play, a CUDA-graph twin computed its decisions (collect.play.twins)
+            entry["play_decisions_by_twin"] = {
+                "twins": r.twin["twins"], "decisions": r.twin["decisions"], "checked": r.twin["checked"],
+                "differing": r.twin["differing"], "check_every": r.twin["every"],
+                "meaning": "in play, these runtimes (CUDA-graph captures of this one's kernels) computed its decisions; "
+                           "it recomputed the checked ones itself, compared bit for bit"}
         runtimes.append(entry)
     doc = {"machine": run["label"], "run_id": run["run_id"], "status": run["status"], "profile": run.get("profile"),
            "reference": res.reference_id, "withheld": res.withheld, "source": res.rows.source.name,

@@ -94,6 +94,11 @@ def gate_reason(g, t: Translator, subject: str | None = None) -> str:
     key = f"gate_{g.gate}_{g.state}"
     if g.state == "missing":
         return t(key)
+    if g.detail.get("twin_differed"):
+        d = g.detail["twin_differed"]
+        return claims.say(t, "twin_differed", f"gate_{g.gate}_twin_differed", _twin_evidence(d), subject,
+                          twin=claims.titles(d["titles"], t), differing=f"{d['differing']:,}",
+                          checked=f"{d['checked']:,}")
     if g.gate == "faster":
         d = g.detail
         kind = faster_kind(g)
@@ -121,3 +126,16 @@ def reproduction(d: dict, t: Translator, subject: str | None = None) -> str:
     return claims.say(t, "not_reproducible", claims.count_key("repro_differ", d["repeats"]), e, subject,
                       q=d["q_differ"], states=d["states"], actions=actions, bad=d["differing_repeats"],
                       repeats=d["repeats"])
+
+
+def _twin_evidence(d: dict) -> dict:
+    return {k: d[k] for k in ("decisions", "checked", "differing")}
+
+
+def twin(d: dict, t: Translator, subject: str | None = None) -> str:
+    """In play, its CUDA-graph twin computed its decisions: how many, and what the runtime's own recomputation of
+    one in ``every`` found."""
+    kind = "twin_differed" if d["differing"] else "twin_checked"
+    return claims.say(t, kind, kind, _twin_evidence(d), subject, twin=claims.titles(d["titles"], t),
+                      decisions=f"{d['decisions']:,}", checked=f"{d['checked']:,}", differing=f"{d['differing']:,}",
+                      every=d["every"] or "?")

@@ -40,7 +40,7 @@ TASKS = [Task("torch-cpu-fp32", ("ort-cpu-fp32", "nudged-cpu-fp32"), 1000, 120),
 
 
 def _plain(result):
-    episode, _seconds, tallies, margins = result
+    episode, _seconds, tallies, margins = result[:4]
     return asdict(episode), {rid: asdict(t) for rid, t in tallies.items()}, margins
 
 
@@ -113,7 +113,7 @@ def test_a_runtime_that_fails_in_one_slot_fails_only_what_it_plays(prepared):
         for env in envs:
             env.close()
     assert results[0].runtime_id == "broken-cpu-fp32" and "simulated device fault" in results[0].message
-    episode, _, tallies, _ = results[1]
+    episode, _, tallies, *_ = results[1]
     assert episode.steps == 80 and "simulated device fault" in tallies["broken-cpu-fp32"].error
     assert results[2][0].steps == 40
     assert results[3].runtime_id == "gone-cpu-fp32" and results[3].message == "could not prepare"

@@ -4,7 +4,8 @@
 #   start        unpack the libraries, copy the checkout to /root/rt, start the full collect detached
 #   wait S       wait up to S seconds for it (or its end), then copy the file, log and Inductor cache to $OUT
 #   stop         SIGINT the collect (a clean, resumable file), wait for it, copy as wait does
-#   repeat       (after start's run ended) `collect --repeat` in fresh processes on the copied file
+#   repeat K N   (after start's run ended, same lease) K repeats of N rounds, each `collect --repeat` its own
+#                process, on the run's file; it comes back as $OUT/h200.duckdb.xz
 #   repeats K N  on a fresh lease: the carried .whl/h200-pub.duckdb.xz (a committed file) and the run's carried
 #                .whl/inductor-cache.tar.xz, K repeats of N rounds, each `collect --repeat` its own process;
 #                the file comes back xz-compressed as $OUT/h200.duckdb.xz
@@ -14,8 +15,8 @@ set -u
 R=torch-cuda-fp32,torch-cuda-fp32-graph,torch-cuda-fp16,torch-cuda-fp16-graph,torch-cuda-fp32-compile,torch-cuda-fp16-compile,ort-cuda-fp32,ort-cuda-fp32-graph,ort-cuda-fp16,ort-cuda-fp16-graph,trt-fp32,trt-fp32-graph,trt-fp16,trt-fp16-graph,ort-trt-fp32,ort-trt-fp16,trtrtx-fp32,trtrtx-fp32-graph,trtrtx-fp16,trtrtx-fp16-graph,ort-trtrtx-fp32,ort-trtrtx-fp16
 FILE=/root/h200.duckdb
 env_() { export PYTHONPATH=/tmp/site:/root/rt PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/root/inductor; cd /root/rt; }
-bring() {
-  cp "$FILE" /root/collect.log "$OUT/" 2>/dev/null
+bring() {   # the file xz-compressed: a call brings back files up to about 16 MB
+  xz -c "$FILE" > "$OUT/h200.duckdb.xz"; cp /root/collect.log "$OUT/" 2>/dev/null
   [ -d /root/inductor ] && tar -C /root -cJf "$OUT/inductor-cache.tar.xz" inductor
   tail -c 3000 /root/collect.log; ls -la "$OUT"
 }
@@ -52,8 +53,12 @@ case "$1" in
     P=$(cat /root/pid); kill -INT "$P"; for _ in $(seq 120); do kill -0 "$P" 2>/dev/null || break; sleep 1; done
     bring ;;
   repeat)
-    env_; python3 -m rtreport collect --repeat "$FILE" > /root/repeat.log 2>&1; echo rc=$?
-    cp "$FILE" "$OUT/"; tail -c 3000 /root/repeat.log ;;
+    env_
+    for i in $(seq "${2:-1}"); do
+      date -u +%T; python3 -m rtreport collect --repeat "$FILE" --rounds "${3:-5}" > /root/repeat$i.log 2>&1
+      echo "rc=$?"; tail -c 1500 /root/repeat$i.log
+    done
+    date -u +%T; xz -c "$FILE" > "$OUT/h200.duckdb.xz"; ls -la "$OUT" ;;
   repeats) repeats "$2" "$3" h200 ;;
   heldout) repeats 1 "$2" h200-heldout ;;
 esac

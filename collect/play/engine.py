@@ -22,6 +22,7 @@ import numpy as np
 from .. import measure
 from ..agent.protocol import OBSERVATION_SHAPE
 from .timing import timed_runners
+from .twins import Stand
 
 SELF_CHECK_ROUNDS = 64
 
@@ -93,7 +94,8 @@ def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) 
 
 def play_tasks(runners: dict, envs: list, tasks, timings=None):
     """Play ``tasks`` (``worker.Task``) in ``len(envs)`` slots; yields (key, result), result being (Episode,
-    seconds, {runtime id: Shadow}, margin counts) or the task's ``RuntimeFault``, in the order the games end.
+    seconds, {runtime id: Shadow}, margin counts, {runtime id: (twin, decisions, checked, differing)} of the runtimes
+    a twin stood in for (``twins``)) or the task's ``RuntimeFault``, in the order the games end.
     ``runners``: {runtime id: prepared runner, or the reason it could not be prepared (str)}. ``tasks``: a list
     (keys: positions in it), or a callable ``next_task(block)`` giving (key, task), or None when there is none
     (``block``: no game is in flight, so wait for one; None then ends the engine). Tasks may be added between the
@@ -131,7 +133,10 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None):
             for rid in task.shadows:
                 if rid not in shadows:
                     game.tallies[rid] = measure.Shadow(error=runners.get(rid, "not prepared in this process"))
-            playing[slot] = _InPlay(key, task, game)
+            # a twin stands in only where both it and its runtime are prepared here
+            stand = Stand({rid: twin for rid, twin in task.twins
+                           if not isinstance(runners.get(rid, ""), str) and not isinstance(runners.get(twin, ""), str)})
+            playing[slot] = _InPlay(key, task, game, stand)
             playing[slot].submit(runners, slot)
             order.append(slot)
         if not playing:
@@ -149,7 +154,7 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None):
         if now.game.done:
             del playing[slot]
             free.append(slot)
-            yield now.key, now.game.result()
+            yield now.key, (*now.game.result(), now.stand.rows())
         else:
             now.submit(runners, slot)
             order.append(slot)
@@ -170,17 +175,19 @@ def _next_ready(runners: dict, playing: dict, order: deque) -> int:
 
 
 class _InPlay:
-    """One slot's game and the decisions it has in flight."""
-    __slots__ = ("key", "task", "game", "asked", "refused")
+    """One slot's game and the decisions it has in flight: ``wanted`` asks for the runtimes the game needs,
+    ``submitted`` are those that compute them (a twin in its runtime's place, ``twins.Stand``)."""
+    __slots__ = ("key", "task", "game", "stand", "wanted", "submitted", "refused")
 
-    def __init__(self, key, task, game):
-        self.key, self.task, self.game = key, task, game
-        self.asked, self.refused = [], {}
+    def __init__(self, key, task, game, stand: Stand):
+        self.key, self.task, self.game, self.stand = key, task, game, stand
+        self.wanted, self.submitted, self.refused = [], [], {}
 
     def submit(self, runners: dict, slot: int) -> None:
         x = self.game.observation[None]
-        self.asked, self.refused = self.game.wanted(), {}
-        for rid in self.asked:
+        self.wanted, self.refused = self.game.wanted(), {}
+        self.submitted = self.stand.submitted(self.wanted, self.game.step)
+        for rid in self.submitted:
             try:
                 runners[rid].submit(slot, x)
             except Exception as e:  # raised again where the engine expects a runtime's failure
@@ -188,13 +195,13 @@ class _InPlay:
 
     def ready(self, runners: dict, slot: int) -> bool:
         try:
-            return all(rid in self.refused or runners[rid].ready(slot) for rid in self.asked)
+            return all(rid in self.refused or runners[rid].ready(slot) for rid in self.submitted)
         except Exception:  # fetch will say what is wrong
             return True
 
     def fetch(self, runners: dict, slot: int) -> dict:
         q = {}
-        for rid in self.asked:
+        for rid in self.submitted:
             if rid in self.refused:
                 q[rid] = self.refused[rid]
                 continue
@@ -202,7 +209,7 @@ class _InPlay:
                 q[rid] = runners[rid].fetch(slot)
             except Exception as e:
                 q[rid] = e
-        return q
+        return self.stand.resolve(self.wanted, q, self.game.step)
 
 
 def in_task_order(results, count: int):

@@ -32,6 +32,11 @@ class Look:
         self.order = itertools.count()
         self.progress: dict = {}  # runtime id -> [ClosablePhase, tick, done, total]
 
+    def _task(self, driver: str, shadows: tuple, seed: int, until_first_flip: bool = False) -> Task:
+        """A game to play; on a check seed every runtime computes its own decisions (no twin stands in)."""
+        twins = () if seed in self.check else self.phase.twins
+        return Task(driver, shadows, seed, self.phase.design.step_cap, until_first_flip, twins)
+
     def _push(self, task: Task | None, priority: int) -> None:
         if task is not None:
             heapq.heappush(self.pending, (priority, next(self.order), task))
@@ -45,7 +50,7 @@ class Look:
                 continue
             later = tuple(d for d in self.active[j + 1:] if d not in self.phase.failed and seed not in self.have[d]
                           and seed not in self.check)
-            return Task(c, later, seed, self.phase.design.step_cap, until_first_flip=True)
+            return self._task(c, later, seed, until_first_flip=True)
         return None
 
     def play(self, carried: dict) -> dict:
@@ -62,13 +67,13 @@ class Look:
             if s in self.check:  # no candidate shadows another here, so their own games wait for nothing
                 for c in self.active:
                     if s not in self.have[c]:
-                        self._push(Task(c, (), s, phase.design.step_cap, until_first_flip=True), 0)
+                        self._push(self._task(c, (), s, until_first_flip=True), 0)
             owed = tuple(c for c in self.active if (c, s) not in shadowed)
             if s not in self.have[ref] or owed:
                 reference_games += 1
                 task = carried_for.get(s)
                 if task is None:
-                    self._push(Task(ref, owed, s, phase.design.step_cap), 1)
+                    self._push(self._task(ref, owed, s), 1)
                 elif carried[task] is None:
                     mine += 1  # in flight: it comes back among this look's results
                 else:
@@ -122,7 +127,7 @@ class Look:
         if self.k + 1 >= len(d.looks) or not self.active:
             return []
         nobody = {s for _, s in shadowed}
-        return [Task(ref, tuple(self.active), s, d.step_cap) for s in d.at(self.k + 1)[len(self.seeds):]
+        return [self._task(ref, tuple(self.active), s) for s in d.at(self.k + 1)[len(self.seeds):]
                 if s not in self.have[ref] and s not in nobody]
 
     def _ended(self, task: Task, result, fault) -> bool:
@@ -145,7 +150,7 @@ class Look:
         if fault:
             phase._fail(fault.runtime_id, fault.message)
             return False
-        episode, seconds, tallies, margins = result
+        episode, seconds, tallies, margins, twins = result
         if task.seed in self.traces and list(self.traces[task.seed]) != list(episode.actions):
             phase._fail(ref, f"replaying seed {task.seed} to catch up shadows gave another episode than the stored "
                              "one: its play is not deterministic")
@@ -160,7 +165,7 @@ class Look:
                      and t.decisions == episode.steps and task.seed not in self.check
                      and task.seed not in self.have[rid]]
         phase.store.add_episode(ref, episode, phase.design.step_cap, seconds, tallies, margins, flips=True,
-                                establish=establish)
+                                establish=establish, twins=_kept(twins, ref, tallies))
         self._got(ref, task.seed)
         for rid in establish:
             self._got(rid, task.seed)
@@ -174,11 +179,12 @@ class Look:
             phase._fail(fault.runtime_id, fault.message)
             self._stop_progress(c, fault.message)
             return
-        episode, seconds, tallies, margins = result
+        episode, seconds, tallies, margins, twins = result
         tallies = {rid: t for rid, t in tallies.items() if rid not in phase.failed}
         establish = [rid for rid, t in tallies.items() if not t.error and t.first_flip is None
                      and t.decisions == episode.steps]
-        phase.store.add_episode(c, episode, phase.design.step_cap, seconds, tallies, margins, establish=establish)
+        phase.store.add_episode(c, episode, phase.design.step_cap, seconds, tallies, margins, establish=establish,
+                                twins=_kept(twins, c, tallies))
         for rid in (c, *establish):
             self._got(rid, task.seed)
 
@@ -212,3 +218,8 @@ class Look:
         p = self.progress.get(rid)
         if p is not None:
             p[0].close(RuntimeError(why))
+
+
+def _kept(twins: dict, driver: str, tallies: dict) -> dict:
+    """The twin counts of the game's driver and of the shadows whose tallies are stored."""
+    return {rid: c for rid, c in twins.items() if rid == driver or rid in tallies}

@@ -39,6 +39,7 @@ class PlayPhase:
                  mark_failed, where, between=None):
         """``between``: latency rounds owed after a look (``rounds.Rounds``), taken before the next look starts."""
         self.store, self.design, self.reference, self.between = store, design, reference, between
+        self.twins: tuple = ()   # ((runtime id, its twin), ...) for every game but the check seeds' (``twins``)
         self.candidates = list(candidates)
         self.players, self.ui, self.mark_failed, self.where = players, ui, mark_failed, where
         self.failed: set[str] = set()

@@ -23,6 +23,7 @@ class Task:
     seed: int
     step_cap: int | None
     until_first_flip: bool = False
+    twins: tuple = ()   # ((runtime id, its twin), ...): who computes whose decisions in this game (``twins``)
 
 
 def auto_workers(devices, num_tasks: int, slots: int = 1) -> int:
