@@ -9,6 +9,7 @@
 #   repeats K N  on a fresh lease: the carried .whl/h200-pub.duckdb.xz (a committed file) and the run's carried
 #                .whl/inductor-cache.tar.xz, K repeats of N rounds, each `collect --repeat` its own process;
 #                the file comes back xz-compressed as $OUT/h200.duckdb.xz
+#   fresh K N    as `repeats K N` without the Inductor cache: torch.compile compiles again in each repeat
 #   heldout N    as `repeats 1 N`, on a copy that comes back as $OUT/h200-heldout.duckdb.xz (issue #25's held-out
 #                repeat: made after the report is built, kept out of the published figures)
 set -u
@@ -30,8 +31,10 @@ setup() {
   python3 -c "from collect import provenance as p; print('code_version', p.code_version(), p.code_hash()[:12])"
   nvidia-smi --query-gpu=name,clocks.sm,driver_version --format=csv,noheader; nproc; uptime
 }
-repeats() {  # $1 repeats of $2 rounds on the carried committed file; $3: the name it comes back as
-  xz -dc .whl/h200-pub.duckdb.xz > "$FILE" && tar -C /root -xJf .whl/inductor-cache.tar.xz && setup
+repeats() {  # $1 repeats of $2 rounds on the carried committed file; $3: the name it comes back as; $4: no cache
+  xz -dc .whl/h200-pub.duckdb.xz > "$FILE" && rm -rf /root/inductor
+  [ -n "${4:-}" ] || tar -C /root -xJf .whl/inductor-cache.tar.xz
+  setup
   for i in $(seq "$1"); do
     date -u +%T; python3 -m rtreport collect --repeat "$FILE" --rounds "$2" > /root/repeat$i.log 2>&1; echo "rc=$?"
     tail -c 1500 /root/repeat$i.log
@@ -60,5 +63,6 @@ case "$1" in
     done
     date -u +%T; xz -c "$FILE" > "$OUT/h200.duckdb.xz"; ls -la "$OUT" ;;
   repeats) repeats "$2" "$3" h200 ;;
+  fresh) repeats "$2" "$3" h200 no-cache ;;
   heldout) repeats 1 "$2" h200-heldout ;;
 esac
