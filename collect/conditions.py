@@ -148,6 +148,9 @@ class Host:
 
     def __init__(self):
         self.cores = os.cpu_count() or 1
+        # which boot of the machine (Linux: a fresh id each boot): repeats on one boot, minutes apart, share more
+        # of the machine's state than repeats on two (a lent VM's lease is a boot)
+        self.boot = _read("/proc/sys/kernel/random/boot_id").strip() or None
         self.history: list[tuple[float, float]] = []
         fields = _read("/proc/self/stat").rpartition(")")[2].split()
         uptime = _read("/proc/uptime").split()
@@ -175,7 +178,8 @@ class Host:
             busy_own = min(1.0, (own - started["own"]) * _ticks() / total)
         readings = [m for m in (started["mhz"], mhz) if m]
         return {"host_load": started["host_load"], "host_load_own": started["host_load_own"], "cpu_busy": busy,
-                "cpu_busy_own": busy_own, "cpu_mhz": sum(readings) / len(readings) if readings else None}
+                "cpu_busy_own": busy_own, "cpu_mhz": sum(readings) / len(readings) if readings else None,
+                "boot": self.boot}
 
     @staticmethod
     def mhz() -> float | None:

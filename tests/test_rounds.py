@@ -161,6 +161,7 @@ def test_rounds_are_spread_over_the_run_and_never_taken_while_games_are_in_fligh
         assert c["host_load"] >= 0 and c["host_load_own"] >= 0
         assert c["cpu_mhz"] is None or c["cpu_mhz"] > 0
         assert c.get("flagged", ["x"]) and "before" not in c   # no empty flag list; no GPU readings on the CPU
+        assert c["boot"] == open("/proc/sys/kernel/random/boot_id").read().strip()   # which boot of the machine
 
 
 def test_resume_continues_the_round_schedule_where_the_run_is(tmp_path, two_looks, monkeypatch):
