@@ -141,12 +141,23 @@ def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
             "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin)}
 
 
-def shadow_agreement(rt: RuntimeRows) -> dict | None:
+def stood_in(rt: RuntimeRows, reference: RuntimeRows) -> dict:
+    """Seeds of the reference's games in which ``rt`` computed the reference's decisions (its CUDA-graph twin,
+    collect.play.twins) -> (decisions the reference recomputed itself, of those equal bit for bit): the only
+    decisions of those games where the two are compared independently."""
+    return {s: (checked, checked - differing) for s, (twin, checked, differing) in reference.twin_games.items()
+            if twin == rt.runtime_id and s in rt.shadow}
+
+
+def shadow_agreement(rt: RuntimeRows, stood: dict | None = None) -> dict | None:
+    """Played-decision agreement along the reference's games; on the seeds of ``stood`` (``stood_in``) only the
+    decisions the reference recomputed itself count (equal bits: the same action)."""
     if not rt.shadow:
         return None
     seeds = sorted(rt.shadow)
-    same = np.array([rt.shadow[s]["same"] for s in seeds])
-    decisions = np.array([rt.shadow[s]["decisions"] for s in seeds])
+    stood = stood or {}
+    same = np.array([stood[s][1] if s in stood else rt.shadow[s]["same"] for s in seeds])
+    decisions = np.array([stood[s][0] if s in stood else rt.shadow[s]["decisions"] for s in seeds])
     fraction, low, high = stats.clustered_fraction(same, decisions)
     firsts = [rt.shadow[s]["first_flip"] for s in seeds if rt.shadow[s]["first_flip"] is not None]
     pairs: dict = {}
@@ -157,7 +168,8 @@ def shadow_agreement(rt: RuntimeRows) -> dict | None:
             "fraction": fraction, "low": low, "high": high, "flips": int(decisions.sum() - same.sum()),
             "zero_upper": stats.zero_event_upper(int(decisions.sum())) if same.sum() == decisions.sum() else None,
             "episodes_with_flip": len(firsts), "first_flip_steps": firsts, "pairs": pairs,
-            "flip_margins": [f["reference_margin"] for f in rt.flips]}
+            "flip_margins": [f["reference_margin"] for f in rt.flips],
+            "stood_in": {"games": len(stood), "checked": sum(c for c, _ in stood.values())} if stood else None}
 
 
 def flips_by_margin(rt: RuntimeRows, reference: RuntimeRows) -> list[tuple[int, int]]:
@@ -252,7 +264,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                         "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores)}
         r.reproduction = reproduction(rt)
         if reference is not None and not r.is_reference:
-            r.shadow = shadow_agreement(rt)
+            r.shadow = shadow_agreement(rt, stood_in(rt, reference))
             if r.shadow:
                 r.shadow["by_margin"] = flips_by_margin(rt, reference)
         results.append(r)

@@ -43,6 +43,8 @@ KINDS = {
                      lambda e: e["differing"] == 0 and 0 < e["checked"] <= e["decisions"]),
     "twin_differed": ("some decision the runtime recomputed itself differs from its twin's",
                       lambda e: 0 < e["differing"] <= e["checked"]),
+    "twin_stood_in": ("it computed the reference's decisions in these games; only the reference's own recomputed "
+                      "ones count", lambda e: e["games"] > 0 and e["checked"] >= 0),
     # a verdict for a group of runtimes, and its count
     "verdict_group": ("every runtime named has this verdict, and the count is theirs",
                       lambda e: len(set(e["outcomes"])) == 1 and len(e["outcomes"]) == e["n"]),

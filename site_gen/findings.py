@@ -8,7 +8,7 @@ import numpy as np
 from . import claims
 from .analysis import RunResult, RuntimeResult, head_to_head
 from .claims import titles
-from .wording import conditional_power, pct, play_evidence, reproduction, rounds_text, speed, stat_name
+from .wording import conditional_power, gate_reason, pct, play_evidence, reproduction, rounds_text, speed, stat_name
 
 
 def _speedup(r: RuntimeResult) -> float:
@@ -135,6 +135,8 @@ def trade_off(res: RunResult, t) -> list[str]:
 
 def undecided_why(r: RuntimeResult, t) -> str:
     gate = next(g for g in r.verdict.gates if g.state == "undecided")
+    if gate.detail.get("twin_differed"):   # undecided whatever its interval says (verdict.judge)
+        return gate_reason(gate, t, r.rows.runtime_id)
     if gate.gate == "play" and gate.detail:
         return claims.say(t, "play_undecided", "why_play_undecided", play_evidence(gate.detail), r.rows.runtime_id,
                           n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))

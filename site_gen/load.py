@@ -50,6 +50,7 @@ class RuntimeRows:
     kernels: list = field(default_factory=list)                 # dicts: name, kind, calls, seconds, decisions
     resources: dict = field(default_factory=dict)               # kind -> {value, unit, method}
     twins: dict = field(default_factory=dict)                   # twin -> {games, decisions, checked, differing}
+    twin_games: dict = field(default_factory=dict)              # seed -> (twin, checked, differing): its own games
 
 
 @dataclass
@@ -248,6 +249,9 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                         for twin, *counts in con.execute(
                             "SELECT twin, count(*), sum(decisions), sum(checked), sum(differing) FROM twins "
                             "WHERE run_id = ? AND runtime_id = ? GROUP BY twin ORDER BY twin", [run_id, rid]).fetchall()}
+            rt.twin_games = {int(seed): (twin, checked, differing) for seed, twin, checked, differing in con.execute(
+                "SELECT seed, twin, checked, differing FROM twins WHERE run_id = ? AND runtime_id = ? AND driver = ?",
+                [run_id, rid, rid]).fetchall()}
         runtimes.append(rt)
     floors = {k: np.asarray(v, dtype=float) for k, v in con.execute(
         "SELECT kind, list(seconds ORDER BY iteration) FROM floors WHERE run_id = ? GROUP BY kind", [run_id]).fetchall()}

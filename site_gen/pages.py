@@ -92,6 +92,7 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
                 "reasons": [t(f"reason_kind_{reasons.kind(r.rows.status, r.rows.reason)}")], "raw": r.rows.reason}
     repro = [wording.reproduction(r.reproduction, t, r.rows.runtime_id)] if r.reproduction else []
     repro += [wording.twin(r.twin, t, r.rows.runtime_id)] if r.twin else []
+    repro += [wording.stood_in(r.shadow["stood_in"], t, r.rows.runtime_id)] if r.shadow and r.shadow.get("stood_in") else []
     badge = "" if not r.reproduction or r.reproduction["reproducible"] else f" · {t('badge_not_reproducible')}"
     if r.is_reference and not res.withheld == "reference-not-measured":
         return {"css": "ref", "text": t("outcome_reference") + badge, "title": "",

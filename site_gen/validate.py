@@ -60,6 +60,11 @@ def problems(con, run_id: str, num_actions: int, seeds: list) -> list[Problem]:
                                   f"WHERE run_id = $run GROUP BY ALL HAVING count(*) > 1) GROUP BY runtime_id "
                                   "ORDER BY runtime_id", {"run": run_id}).fetchall():
             found.append(Problem(table, rid, int(n), f"repeating a key ({keys}) already present"))
+    if con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'twins'").fetchall():
+        found += [Problem("twins", rid, n, "not 0 ≤ differing ≤ checked ≤ decisions") for rid, n in con.execute(
+            "SELECT runtime_id, count(*) FROM twins WHERE run_id = ? AND NOT coalesce(0 <= differing AND "
+            "differing <= checked AND checked <= decisions, false) GROUP BY runtime_id ORDER BY runtime_id",
+            [run_id]).fetchall()]
     return found
 
 

@@ -139,3 +139,10 @@ def twin(d: dict, t: Translator, subject: str | None = None) -> str:
     return claims.say(t, kind, kind, _twin_evidence(d), subject, twin=claims.titles(d["titles"], t),
                       decisions=f"{d['decisions']:,}", checked=f"{d['checked']:,}", differing=f"{d['differing']:,}",
                       every=d["every"] or "?")
+
+
+def stood_in(d: dict, t: Translator, subject: str | None = None) -> str:
+    """It computed the reference's decisions in some of the reference's games (its CUDA-graph capture): what of
+    those games counts for its agreement."""
+    return claims.say(t, "twin_stood_in", "twin_stood_in", d, subject, games=f"{d['games']:,}",
+                      checked=f"{d['checked']:,}")

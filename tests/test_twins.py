@@ -91,6 +91,25 @@ def test_a_twin_whose_bits_differ_is_caught_on_the_checked_decisions(with_twin):
     assert 0 < differing <= k
 
 
+def test_a_failing_twin_leaves_its_runtime_deciding_and_a_failing_runtime_is_charged_with_its_own_fault(with_twin):
+    from test_engine import Breaks
+    # the twin breaks at its 30th decision: the reference's game goes on with its own decisions, as without a twin
+    twin = Breaks(_nudged("graph-cpu-fp32"), with_twin["torch-cpu-fp32"], after=30)
+    twin.prepare()
+    task = Task("torch-cpu-fp32", ("ort-cpu-fp32",), 1000, 80)
+    [expected] = [_plain(r) for r in _play(with_twin, [task])]
+    (result,) = _play({**with_twin, "graph-cpu-fp32": twin},
+                      [replace(task, twins=(("torch-cpu-fp32", "graph-cpu-fp32"),))])
+    assert _plain(result) == expected
+    assert result[4]["torch-cpu-fp32"][1] == 29 and result[4]["torch-cpu-fp32"][3] == 0   # its 29 good answers
+    # the runtime itself breaks: on its next checked decision it fails, not its twin
+    broken = Breaks(_nudged("broken-cpu-fp32"), with_twin["torch-cpu-fp32"], after=3)   # its 3rd checked step
+    broken.prepare()
+    (fault,) = _play({**with_twin, "broken-cpu-fp32": broken},
+                     [Task("broken-cpu-fp32", (), 1000, 80, twins=(("broken-cpu-fp32", "torch-cpu-fp32-twin"),))])
+    assert fault.runtime_id == "broken-cpu-fp32" and "simulated device fault" in fault.message
+
+
 def test_a_pair_is_used_only_when_both_are_measured_and_their_fixed_states_agree_bit_for_bit():
     base, graph = _nudged("a-cpu-fp32"), replace(_nudged("a-graph-cpu-fp32"), same_kernels_as="a-cpu-fp32")
     q = np.random.default_rng(0).normal(size=(60, 4)).astype(np.float32)
@@ -129,7 +148,7 @@ def twin_runtimes(monkeypatch):
     extra = [*real, _torch_twin(), _nudged("nudged-cpu-fp32"), _nudged_twin(), false]
     monkeypatch.setattr(collector, "all_runtimes", lambda: extra)
     monkeypatch.setattr(collect_command, "all_runtimes", lambda: extra)
-    monkeypatch.setattr(collect_command, "QUICK", replace(collector.QUICK, looks=(4,), check_seeds=1,
+    monkeypatch.setattr(collect_command, "QUICK", replace(collector.QUICK, looks=(2, 4), check_seeds=1,
                                                           episode_step_cap=200))
     return ("torch-cpu-fp32,ort-cpu-fp32,torch-cpu-fp32-twin,nudged-cpu-fp32,nudged-twin-cpu-fp32,"
             "false-twin-cpu-fp32")
@@ -165,6 +184,8 @@ def test_a_collect_with_twins_stores_the_games_a_collect_without_them_stores(tmp
     assert all(k > 0 and d == 0 for *_, k, d in rows)
     first_seed = settings["seeds"][0]   # the check seed: every runtime computed every decision itself
     assert not [r for r in rows if r[2] == first_seed]
+    # the reference's twin stood in for it only once it was no longer under test (decided at look 1: 2 seeds)
+    assert {r[2] for r in rows if r[0] == "torch-cpu-fp32"} == set(settings["seeds"][2:4])
     assert _rows(files["plain"], "SELECT count(*) FROM twins") == [(0,)]
     _the_site_says_so_and_a_twin_that_differed_decides_nothing(files["twins"], tmp_path)
 
@@ -185,7 +206,7 @@ def _the_site_says_so_and_a_twin_that_differed_decides_nothing(db, tmp_path):
     assert nudged.twin["checked"] > 0 and not any(g.detail.get("twin_differed") for g in nudged.verdict.gates)
     out = tmp_path / "site"
     assert CliRunner().invoke(main, ["build", str(db), "--out", str(out)]).exit_code == 0
-    for lang, words in (("en", "each equal bit for bit"), ("zh-tw", "每一個都逐位元相同")):
+    for lang, words in (("en", "all bit-identical"), ("zh-tw", "全部逐位元相同")):
         page = "".join(p.read_text() for p in (out / lang).rglob("*.html"))
         assert words in page, lang
     # one checked decision of the nudged runtime differs: its agreement and play are undecided, its speed is not
@@ -199,9 +220,29 @@ def _the_site_says_so_and_a_twin_that_differed_decides_nothing(db, tmp_path):
     con.close()
     res = judged(bad)
     states = {g.gate: (g.state, bool(g.detail.get("twin_differed"))) for g in res.runtime("nudged-cpu-fp32").verdict.gates}
+    # and the site says so: built as a full run's file would be (a --quick run's verdicts are withheld)
+    full = tmp_path / "full.duckdb"
+    shutil.copy(bad, full)
+    con = duckdb.connect(str(full))
+    con.execute("UPDATE runs SET profile = 'full'")
+    integrity.record(con, run_id)
+    con.close()
+    result = CliRunner().invoke(main, ["build", str(full), "--out", str(tmp_path / "bad-site")])
+    assert result.exit_code == 0, result.output
+    page = "".join(p.read_text() for p in (tmp_path / "bad-site" / "en").rglob("*.html"))
+    assert "play undecided: in play a CUDA-graph capture" in page
     assert states["agreement"] == ("undecided", True) and states["play"] == ("undecided", True)
     assert not states["faster"][1]
     assert not any(g.detail.get("twin_differed") for g in res.runtime("ort-cpu-fp32").verdict.gates)
+    # a row whose counts cannot be (more differing than checked) fails validation, in one clear line
+    broken = tmp_path / "broken.duckdb"
+    shutil.copy(bad, broken)
+    con = duckdb.connect(str(broken))
+    con.execute("UPDATE twins SET differing = checked + 1 WHERE rowid = (SELECT min(rowid) FROM twins)")
+    integrity.record(con, run_id)
+    con.close()
+    refused = CliRunner().invoke(main, ["build", str(broken), "--out", str(tmp_path / "broken-site")])
+    assert refused.exit_code != 0 and "not 0 ≤ differing ≤ checked ≤ decisions" in refused.output
     # the reference's twin differed: no candidate's agreement or play can be judged
     con = duckdb.connect(str(bad))
     con.execute("UPDATE twins SET differing = 1 WHERE rowid = (SELECT min(rowid) FROM twins WHERE runtime_id = "

@@ -209,7 +209,15 @@ class _InPlay:
                 q[rid] = runners[rid].fetch(slot)
             except Exception as e:
                 q[rid] = e
-        return self.stand.resolve(self.wanted, q, self.game.step)
+        return self.stand.resolve(self.wanted, q, self.game.step, lambda rid: _own(runners[rid], self.game.observation))
+
+
+def _own(runner, observation):
+    """A runtime's own decision on ``observation`` now (its twin failed in this step): its Q-values or its error."""
+    try:
+        return runner.infer(observation[None])[0]
+    except Exception as e:
+        return e
 
 
 def in_task_order(results, count: int):

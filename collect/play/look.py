@@ -34,8 +34,16 @@ class Look:
 
     def _task(self, driver: str, shadows: tuple, seed: int, until_first_flip: bool = False) -> Task:
         """A game to play; on a check seed every runtime computes its own decisions (no twin stands in)."""
-        twins = () if seed in self.check else self.phase.twins
-        return Task(driver, shadows, seed, self.phase.design.step_cap, until_first_flip, twins)
+        return Task(driver, shadows, seed, self.phase.design.step_cap, until_first_flip,
+                    () if seed in self.check else self.twins)
+
+    @property
+    def twins(self) -> tuple:
+        """The pairs that stand in this look: none with a failed runtime or twin, and none standing in for the
+        reference while the twin is itself a candidate under test (it would be compared with its own actions)."""
+        failed, ref = self.phase.failed, self.phase.reference
+        return tuple((rid, twin) for rid, twin in self.phase.twins if rid not in failed and twin not in failed
+                     and not (rid == ref and twin in self.active))
 
     def _push(self, task: Task | None, priority: int) -> None:
         if task is not None:

@@ -85,9 +85,11 @@ class Stand:
                 out.append(rid)
         return list(dict.fromkeys(out))
 
-    def resolve(self, asked: list, q: dict, step: int) -> dict:
+    def resolve(self, asked: list, q: dict, step: int, recompute) -> dict:
         """{asked runtime: Q-values}: a twinned runtime's are its twin's; on a checked step its own are compared
-        bit for bit with them (an exception on either side counts as differing)."""
+        bit for bit with them. A runtime's own failure (on a checked step) is its failure, as without a twin; a
+        twin's failure is not its runtime's: the runtime's own Q-values stand (``recompute(rid)`` when it was not
+        asked this step) and the twin stands in no more in this game."""
         if not self.twins:
             return q
         check = step % CHECK_EVERY == 0
@@ -97,15 +99,21 @@ class Stand:
             if twin is None:
                 out[rid] = q[rid]
                 continue
-            mine, theirs = q.get(rid), q[twin]
+            theirs = q[twin]
+            if isinstance(theirs, BaseException):
+                del self.twins[rid]
+                out[rid] = q[rid] if check else recompute(rid)
+                continue
             tally = self.counts[rid]
             tally[1] += 1
+            out[rid] = theirs
             if check:
+                mine = q[rid]
+                if isinstance(mine, BaseException):
+                    out[rid] = mine
+                    continue
                 tally[2] += 1
-                same = not isinstance(mine, BaseException) and not isinstance(theirs, BaseException) \
-                    and np.array_equal(_bits(mine), _bits(theirs))
-                tally[3] += not same
-            out[rid] = RuntimeError(f"its twin {twin} failed: {theirs}") if isinstance(theirs, BaseException) else theirs
+                tally[3] += not np.array_equal(_bits(mine), _bits(theirs))
         return out
 
     def rows(self) -> dict:
