@@ -141,10 +141,17 @@ def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
             "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin)}
 
 
+def play_outcome(r: RuntimeResult) -> str | None:
+    """The play test's outcome as the verdict reads it (a twin that differed: "undecided", ``verdict.judge``)."""
+    if not r.play:
+        return None
+    differed = r.verdict and any(g.gate == "play" and g.detail.get("twin_differed") for g in r.verdict.gates)
+    return "undecided" if differed else r.play["outcome"]
+
+
 def stood_in(rt: RuntimeRows, reference: RuntimeRows) -> dict:
-    """Seeds of the reference's games in which ``rt`` computed the reference's decisions (its CUDA-graph twin,
-    collect.play.twins) -> (decisions the reference recomputed itself, of those equal bit for bit): the only
-    decisions of those games where the two are compared independently."""
+    """Seeds where ``rt`` made the reference's decisions (its CUDA-graph twin) -> (decisions the reference
+    recomputed itself, of those equal bit for bit): there the only ones where the two are compared independently."""
     return {s: (checked, checked - differing) for s, (twin, checked, differing) in reference.twin_games.items()
             if twin == rt.runtime_id and s in rt.shadow}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .analysis import RunResult
+from .analysis import RunResult, play_outcome
 from .chart_margins import legend_room, set_margins
 from .claims import titles
 
@@ -250,7 +250,7 @@ def play_chart(res: RunResult, t) -> Chart | None:
         same = p["sd"] == 0 and p["mean"] == 0    # identical on every seed: no interval to give
         rows.append([r.rows.title, f"{p['n']:,}", t("play_identical_cell", n=f"{p['n']:,}") if same else
                      f"{p['mean']:+.2f}", t("none") if same else f"{p['low']:+.2f} … {p['high']:+.2f}",
-                     t(f"play_{p['outcome']}"), f"{s['mean']:.2f}", f"{s['median']:g}", f"{s['std']:.2f}",
+                     t(f"play_{play_outcome(r)}"), f"{s['mean']:.2f}", f"{s['median']:g}", f"{s['std']:.2f}",
                      f"{s['p10']:.1f}", f"{s['p90']:.1f}", f"{s['iqm']:.2f}"])
     for r in res.runtimes:
         p = r.paired_vs_reference
@@ -258,10 +258,10 @@ def play_chart(res: RunResult, t) -> Chart | None:
             diff = p["differences"][p["seeds"].index(e["seed"])] if p and e["seed"] in p["seeds"] else None
             csv.append([r.rows.runtime_id, e["seed"], e["score"], e["steps"], e["truncated"], e["source"] or "",
                         diff])
-    decided = {o: [r.rows.title for r in tested if r.play["outcome"] == o] for o in
+    decided = {o: [r.rows.title for r in tested if play_outcome(r) == o] for o in
                ("non-inferior", "inferior", "undecided")}
     return Chart("play", fig, ["col_runtime", "col_seeds", "col_mean_diff", "col_rci", "col_outcome", "col_mean",
                                "col_median", "col_std", "col_p10", "col_p90", "col_iqm"], rows, "title_play",
                  "cap_play", ("sum_play", {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()},
-                              "outcome_lists", {"lists": {o: [r.play["outcome"] for r in tested if r.rows.title in v]
+                              "outcome_lists", {"lists": {o: [play_outcome(r) for r in tested if r.rows.title in v]
                                                           for o, v in decided.items()}}), csv)

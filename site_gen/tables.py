@@ -7,7 +7,7 @@ import numpy as np
 from rtreport import latency_stats
 from rtreport.stats import MARGIN_BINS
 
-from .analysis import RunResult
+from .analysis import RunResult, play_outcome
 from .i18n import Translator
 from .wording import conditional_power, pct, stat_name
 
@@ -125,7 +125,7 @@ def play_test_table(res: RunResult, t: Translator) -> dict | None:
     for r in ran:
         p, sec = r.play, r.secondary or {}
         played = sum(1 for e in r.rows.episodes if e["source"] is None)
-        outcome = t(f"play_{p['outcome']}") + (" (" + conditional_power(p, t) + ")" if p["outcome"] == "undecided" else "")
+        outcome = t(f"play_{play_outcome(r)}") + (" (" + conditional_power(p, t) + ")" if p["outcome"] == "undecided" else "")
         adj = p.get("adjusted")
         adjusted = f"{adj['estimate']:+.2f} [{adj['low']:+.2f}, {adj['high']:+.2f}]" if adj else t("none")
         iqm = f"{sec['iqm']:.1f} [{sec['iqm_ci'][0]:.1f}, {sec['iqm_ci'][1]:.1f}] / {sec['iqm_reference']:.1f}" \
