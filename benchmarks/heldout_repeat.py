@@ -44,16 +44,19 @@ def main(published: Path, heldout: Path) -> int:
     for row in con.execute("SELECT repeat, started_at, finished_at, machine FROM repeats ORDER BY repeat").fetchall():
         print(f"  repeat {row[0]}: {row[1]:%Y-%m-%d %H:%M:%S}–{row[2]:%H:%M:%S} UTC, {row[3]}")
     con.close()
+    from site_gen.verdict import Gates
+    published_result = analysis.analyse(run, Gates.load())   # the intervals exactly as the site publishes them
     lines, ratio_ok = [], {}   # runtime -> [inside?] for its P50 and P95 ratios
     for rid in sorted(pub, key=lambda r: (r != reference, r)):
         for q in latency_stats.STATISTICS:
             checks = []
-            own = latency_stats.runtime_interval(pub[rid], q)
+            result = published_result.runtime(rid)
+            own = result.latency["est"][q] if result and result.latency else None
             got = latency_stats.repeat_values(latency_stats.per_round(new.get(rid, {}), q))
             if own and got:
                 checks.append(("ms", own, got[0][1]))
             if rid != reference:
-                ratio = latency_stats.ratio_interval(pub[rid], pub[reference], q)
+                ratio = result.ratios.get(q) if result else None
                 got = latency_stats.repeat_values(latency_stats.paired_ratios(new.get(rid, {}),
                                                                              new.get(reference, {}), q))
                 if ratio and got:

@@ -13,7 +13,10 @@ rounds of one process). A bootstrap over samples or blocks of them treats one ro
 - with one or more later *repeats* (fresh processes: k ≥ 2 groups of rounds with the protocol's own), two levels:
   each group's mean of log values, then a t prediction interval over the groups (``t(k−1) · s_groups · √(1 + 1/k)``),
   never narrower than the round-level interval of all rounds pooled. With one repeat the spread between groups
-  has one degree of freedom (t = 12.7): wide, and honestly so; a second repeat narrows it about fivefold.
+  has one degree of freedom (t = 12.7): wide, and honestly so; a second repeat narrows it about fivefold;
+- where the rounds say which boot of the machine they ran on (``conditions.boot``) and there are two boots or more,
+  the groups are the boots: repeats minutes apart on one boot (a lent VM's lease) share its state, and on the H200
+  a held-out repeat on a fresh lease fell outside intervals whose five repeats shared the run's lease.
 
 Why this method: ``benchmarks/latency_coverage.py`` simulates rounds with a random-walk drift, a step in the
 reference (0.35 → 0.76 ms in one round), within-round autocorrelation 0.1–0.96 and repeat-to-repeat shifts of
@@ -68,20 +71,35 @@ def paired_ratios(candidate: dict, baseline: dict, statistic: str) -> dict:
     return {k: (a[k][0], a[k][1] / b[k][1]) for k in sorted(set(a) & set(b)) if b[k][1] > 0 and a[k][1] > 0}
 
 
-def _groups(values: dict) -> list[np.ndarray]:
-    """Log values grouped by repeat (0 = the protocol's own rounds), in repeat order."""
-    by: dict = {}
-    for rep, v in values.values():
-        by.setdefault(int(rep or 0), []).append(math.log(v))
-    return [np.asarray(by[k]) for k in sorted(by)]
+def _partition(values: dict, key) -> dict:
+    """Round ids grouped by ``key(round id, repeat)``, the groups in the order of their first (repeat, round)."""
+    out: dict = {}
+    for r in sorted(values, key=lambda r: (int(values[r][0] or 0), r)):
+        out.setdefault(key(r, int(values[r][0] or 0)), []).append(r)
+    return out
 
 
-def interval(values: dict, two_level_from: int | None = None) -> dict | None:
+def _groups(values: dict, boots: dict | None = None) -> tuple[list[np.ndarray], bool]:
+    """Log values grouped by repeat (0 = the protocol's own rounds), in repeat order. With ``boots`` (round id ->
+    the machine's boot id, or None) and at least two boots, rounds on one boot are one group whatever their repeat:
+    repeats minutes apart on one boot (a lent VM's lease) share more of the machine's state than the next boot's
+    measurement will. Returns the groups and whether they are boots (True only where that changed the grouping)."""
+    by_repeat = _partition(values, lambda r, rep: rep)
+    chosen, by_boot = by_repeat, False
+    if boots:
+        by_machine = _partition(values, lambda r, rep: ("boot", boots[r]) if boots.get(r) else ("repeat", rep))
+        if len(by_machine) >= 2 and sorted(by_machine.values()) != sorted(by_repeat.values()):
+            chosen, by_boot = by_machine, True
+    return [np.asarray([math.log(values[r][1]) for r in rounds]) for rounds in chosen.values()], by_boot
+
+
+def interval(values: dict, two_level_from: int | None = None, boots: dict | None = None) -> dict | None:
     """The published value and its 95 % prediction interval from per-round values (round id -> (repeat, value)).
 
-    Returns {value, low, high, rounds, repeats, sd (of the logs, the level that set the width), df, level}, where
-    ``level`` is "rounds" or "repeats"; None with fewer than two rounds (no spread, so no interval)."""
-    groups = _groups(values)
+    Returns {value, low, high, rounds, repeats, groups, sd (of the logs, the level that set the width), df, level},
+    where ``level`` is "rounds", "repeats" or "boots" (the groups are the machine's boots, ``_groups``); None with
+    fewer than two rounds (no spread, so no interval)."""
+    groups, by_boot = _groups(values, boots)
     logs = np.concatenate(groups) if groups else np.zeros(0)
     n = logs.size
     if n < 2:
@@ -97,9 +115,11 @@ def interval(values: dict, two_level_from: int | None = None) -> dict | None:
         sd_groups = float(means.std(ddof=1))
         half_groups = t975(k - 1) * sd_groups * math.sqrt(1 + 1 / k)
         if half_groups > half:
-            half, level, df, used_sd = half_groups, "repeats", k - 1, sd_groups
+            half, level, df, used_sd = half_groups, "boots" if by_boot else "repeats", k - 1, sd_groups
+    repeats = len({int(rep or 0) for rep, _ in values.values()}) - 1
     return {"value": math.exp(center), "low": math.exp(center - half), "high": math.exp(center + half),
-            "rounds": int(n), "repeats": k - 1, "sd": used_sd, "df": df, "level": level}
+            "rounds": int(n), "repeats": repeats, "groups": k, "boots": k if by_boot else None, "sd": used_sd,
+            "df": df, "level": level}
 
 
 def runtime_interval(rounds: dict, statistic: str, **kw) -> dict | None:
@@ -121,7 +141,7 @@ def rounds_to_decide(result: dict, boundary: float, limit: int = 10_000) -> int 
     sd = result["sd"]
     if gap == 0 or sd == 0:
         return None
-    two_level = result["level"] == "repeats"
+    two_level = result["level"] in ("repeats", "boots")
     n = 2
     while n <= limit:
         factor = math.sqrt(1 + 1 / n) if two_level else math.sqrt(2 / n)

@@ -8,6 +8,7 @@ import numpy as np
 from rtreport import after_stopping, latency_stats, reproducibility, sequential, stats
 
 from .load import RunRows, RuntimeRows
+from .twin_view import stood_in, twin_summary
 from .verdict import Gates, Verdict, judge
 
 # Extra same-seed comparisons, made when both runtimes ran (candidate, baseline).
@@ -74,17 +75,6 @@ def reproduction(rt: RuntimeRows) -> dict | None:
                            for k, r in per.items()}}
 
 
-def twin_summary(rt: RuntimeRows, run: dict, titles: dict) -> dict | None:
-    """In play, the decisions its CUDA-graph twin computed for it (collect.play.twins), summed over its twins (one
-    in practice): how many, how many the runtime recomputed itself and how many of those differed in any bit. None
-    when every decision was its own."""
-    if not rt.twins:
-        return None
-    total = {k: sum(c[k] for c in rt.twins.values()) for k in ("games", "decisions", "checked", "differing")}
-    return {"twins": sorted(rt.twins), "titles": [titles.get(x, x) for x in sorted(rt.twins)], **total,
-            "every": run.get("settings", {}).get("twin_check_every")}
-
-
 def design(run: dict) -> tuple[list, tuple]:
     """The run's pre-registered seeds and looks (files before the sequential design: one look at all seeds)."""
     settings = run.get("settings", {})
@@ -141,21 +131,6 @@ def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
             "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin)}
 
 
-def play_outcome(r: RuntimeResult) -> str | None:
-    """The play test's outcome as the verdict reads it (a twin that differed: "undecided", ``verdict.judge``)."""
-    if not r.play:
-        return None
-    differed = r.verdict and any(g.gate == "play" and g.detail.get("twin_differed") for g in r.verdict.gates)
-    return "undecided" if differed else r.play["outcome"]
-
-
-def stood_in(rt: RuntimeRows, reference: RuntimeRows) -> dict:
-    """Seeds where ``rt`` made the reference's decisions (its CUDA-graph twin) -> (decisions the reference
-    recomputed itself, of those equal bit for bit): there the only ones where the two are compared independently."""
-    return {s: (checked, checked - differing) for s, (twin, checked, differing) in reference.twin_games.items()
-            if twin == rt.runtime_id and s in rt.shadow}
-
-
 def shadow_agreement(rt: RuntimeRows, stood: dict | None = None) -> dict | None:
     """Played-decision agreement along the reference's games; on the seeds of ``stood`` (``stood_in``) only the
     decisions the reference recomputed itself count (equal bits: the same action)."""
@@ -203,6 +178,11 @@ def standing_check(rt: RuntimeRows, reference: RuntimeRows, run: dict) -> dict |
     return {"tested": len(tested), "matched": len(tested) - len(failed), "failed_seeds": failed}
 
 
+def boots(rt: RuntimeRows) -> dict:
+    """Round id -> the machine's boot id it ran on (conditions.boot; None where not recorded)."""
+    return {i["round"]: (i.get("conditions") or {}).get("boot") for i in rt.round_info}
+
+
 def keyed_rounds(rt: RuntimeRows) -> dict:
     """Round id -> (repeat, seconds); the repeat (0: the protocol's own rounds) from the round's conditions."""
     repeat = {i["round"]: int((i.get("conditions") or {}).get("repeat") or 0) for i in rt.round_info}
@@ -215,7 +195,7 @@ def _latency(rt: RuntimeRows, keyed: dict) -> dict:
     summary = stats.latency_summary(rt.decision_seconds)
     summary["rounds"] = stats.round_summaries(rt.rounds)
     summary["spread"] = stats.rounds_spread(rt.rounds)
-    summary["est"] = {q: latency_stats.runtime_interval(keyed, q) for q in latency_stats.STATISTICS}
+    summary["est"] = {q: latency_stats.runtime_interval(keyed, q, boots=boots(rt)) for q in latency_stats.STATISTICS}
     for q, est in summary["est"].items():   # one round: its value, and no interval
         summary[q] = est["value"] if est else latency_stats.round_statistic(rt.rounds[0], q)
     p95 = summary["est"]["p95"]
@@ -227,7 +207,7 @@ def _latency(rt: RuntimeRows, keyed: dict) -> dict:
 
 def head_to_head(a: RuntimeResult, b: RuntimeResult, statistic: str) -> dict | None:
     """a / b for ``statistic``, paired by round (both ran in the same rounds), with its interval."""
-    return latency_stats.ratio_interval(a.keyed, b.keyed, statistic)
+    return latency_stats.ratio_interval(a.keyed, b.keyed, statistic, boots=boots(b.rows))
 
 
 def analyse(run: RunRows, gates: Gates) -> RunResult:
@@ -247,7 +227,8 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
             r.latency = _latency(rt, r.keyed)
             if reference is not None and reference.rounds and not r.is_reference:
                 ref_keyed = keyed_rounds(reference)
-                r.ratios = {q: latency_stats.ratio_interval(r.keyed, ref_keyed, q) for q in latency_stats.STATISTICS}
+                r.ratios = {q: latency_stats.ratio_interval(r.keyed, ref_keyed, q, boots=boots(reference))
+                            for q in latency_stats.STATISTICS}
                 gated = r.ratios.get(gates.speed_statistic)
                 r.ratio = (gated["value"], gated["low"], gated["high"]) if gated else None
         r.throughput = {b: stats.throughput(b, s) for b, s in sorted(rt.batch_seconds.items()) if s.size}

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .analysis import RunResult, play_outcome
+from .analysis import RunResult
+from .twin_view import play_outcome
 from .chart_margins import legend_room, set_margins
 from .claims import titles
 

@@ -7,7 +7,8 @@ import numpy as np
 from rtreport import latency_stats
 from rtreport.stats import MARGIN_BINS
 
-from .analysis import RunResult, play_outcome
+from .analysis import RunResult
+from .twin_view import play_outcome
 from .i18n import Translator
 from .wording import conditional_power, pct, stat_name
 

@@ -45,12 +45,13 @@ def faster_gate(gates, ratio) -> GateResult:
     point, low, high = ratio["value"], ratio["low"], ratio["high"]
     state = "pass" if high <= limit + TOLERANCE else "fail" if low > limit + TOLERANCE else "undecided"
     detail = {"statistic": gates.speed_statistic, "rounds": ratio["rounds"], "repeats": ratio["repeats"],
-              "level": ratio["level"], "slower": state == "fail" and low > 1 + TOLERANCE, "needed": None}
+              "boots": ratio.get("boots"), "level": ratio["level"], "slower": state == "fail" and low > 1 + TOLERANCE,
+              "needed": None}
     if state == "undecided":
         needed = latency_stats.rounds_to_decide(ratio, limit)   # rounds; or groups of rounds at the repeat level
         if needed and ratio["level"] == "repeats":
             needed -= 1                                         # the protocol's own rounds are the first group
-        have = ratio["repeats"] if ratio["level"] == "repeats" else ratio["rounds"]
+        have = ratio[ratio["level"]]   # rounds, repeats or boots
         detail["needed"] = needed if needed and needed > have else None
     return GateResult("faster", state, point, low, high, limit, detail)
 

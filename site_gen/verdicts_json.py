@@ -43,7 +43,8 @@ def verdicts_document(res: RunResult) -> str:
                 if g.gate == "faster" and r.latency:
                     gate["n"] = r.latency["n"]
                     gate["rounds"] = len(r.latency["rounds"])
-                    gate.update(repeats=g.detail.get("repeats", 0), interval_level=g.detail.get("level"),
+                    gate.update(repeats=g.detail.get("repeats", 0), boots=g.detail.get("boots"),
+                                interval_level=g.detail.get("level"),
                                 slower=g.detail.get("slower"))
                     if g.detail.get("needed"):
                         gate["needed_" + g.detail["level"]] = g.detail["needed"]

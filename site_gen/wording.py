@@ -37,6 +37,8 @@ def stat_name(res) -> str:
 def rounds_text(e: dict, t: Translator) -> str:
     """How many rounds an interval comes from, and, where it is the two-level one, that they are the run's and its
     repeats' ("15 rounds of the run and 2 repeats")."""
+    if e.get("level") == "boots":
+        return t("n_rounds_boots", n=e["rounds"], groups=e["repeats"] + 1, boots=e["boots"])
     if e.get("level") == "repeats" and e.get("repeats"):
         return t(claims.count_key("n_rounds_repeats", e["repeats"]), n=e["rounds"], repeats=e["repeats"],
                  groups=e["repeats"] + 1)

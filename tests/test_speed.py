@@ -143,6 +143,25 @@ def test_round_statistics_are_paired_by_round_and_two_level_with_repeats():
         [(0, round(math.sqrt(1.2), 4), 2), (1, round(math.sqrt(2.4), 4), 2), (2, 1.1, 1)]
 
 
+def test_repeats_on_one_boot_are_one_group_once_there_are_two_boots():
+    """Repeats minutes apart on one boot of the machine (a lent VM's lease) share its state: the interval takes the
+    boot as its unit, wider than one that counts each repeat as independent; with one boot only, the repeats."""
+    values = {0: (0, 1.00), 1: (0, 1.02), 2: (1, 1.01), 3: (1, 1.03), 4: (2, 1.02), 5: (2, 1.00),
+              6: (3, 1.30), 7: (3, 1.32), 8: (4, 0.80), 9: (4, 0.82)}
+    boots = {r: "a" if rep <= 2 else "b" if rep == 3 else "c" for r, (rep, _) in values.items()}
+    per_repeat, per_boot = ls.interval(values), ls.interval(values, boots=boots)
+    assert per_repeat["level"] == "repeats" and per_repeat["repeats"] == 4
+    assert per_boot["level"] == "boots" and per_boot["boots"] == 3 and per_boot["repeats"] == 4
+    means = [np.mean(np.log(group)) for group in ([1.00, 1.02, 1.01, 1.03, 1.02, 1.00], [1.30, 1.32], [0.80, 0.82])]
+    half = ls.t975(2) * np.std(means, ddof=1) * math.sqrt(1 + 1 / 3)
+    assert per_boot["high"] == pytest.approx(math.exp(np.mean(means) + half))
+    assert per_boot["high"] / per_boot["low"] > per_repeat["high"] / per_repeat["low"]
+    assert ls.interval(values, boots={r: "a" for r in values}) == per_repeat   # one boot: no boot-level spread
+    # a runtime's rounds say their boot in their conditions; the verdict's "needed" counts boots then
+    g = faster_gate(GATES, {**per_boot, "value": 0.85, "low": 0.6, "high": 1.2})
+    assert g.state == "undecided" and g.detail["level"] == "boots" and g.detail["boots"] == 3
+
+
 def _add_repeats(path: Path, slow_reference: dict) -> None:
     """Two later repeats in a copy of a collect file: rounds 100+ copy rounds 0–1 of every runtime, with the
     reference's samples scaled by ``slow_reference[repeat]`` and the contract's conditions (B's collect)."""

@@ -233,7 +233,8 @@ def _the_site_says_so_and_a_twin_that_differed_decides_nothing(db, tmp_path):
     assert "play undecided: in play a CUDA-graph capture" in page
     # the play table and chart summary read the outcome as the verdict does (no "non-inferior" beside it)
     res_full = analysis.analyse(load.load_file(full)[0], gates)
-    assert analysis.play_outcome(res_full.runtime("nudged-cpu-fp32")) == "undecided"
+    from site_gen.twin_view import play_outcome
+    assert play_outcome(res_full.runtime("nudged-cpu-fp32")) == "undecided"
     assert states["agreement"] == ("undecided", True) and states["play"] == ("undecided", True)
     assert not states["faster"][1]
     assert not any(g.detail.get("twin_differed") for g in res.runtime("ort-cpu-fp32").verdict.gates)
