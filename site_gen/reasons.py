@@ -6,6 +6,8 @@ from . import claims
 
 KINDS = (  # (kind, words that identify it), first match wins
     ("opt_in", ("opt-in: measured only when",)),
+    # before the GPU kinds: an install hint may name the compute capabilities the library serves
+    ("not_installed", ("package is not installed", "plugin is not installed")),
     ("gpu_not_served", ("compute capability", "cannot run on this gpu", "no device it can run on")),
     ("no_cuda_torch", ("no cuda device visible to pytorch",)),
     ("no_gpu", ("no cuda gpu",)),

@@ -220,3 +220,15 @@ def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runt
             assert f"{fast.shadow['flips']:,}" in said[1] and f"{best.shadow['decisions']:,}" in said[1]
             assert f"{fast.play['mean']:+.2f}" in said[2]
     assert checked >= 2        # some committed run recommends a runtime (read in both languages)
+
+
+def test_an_install_hint_naming_compute_capabilities_is_read_as_not_installed():
+    """The TensorRT-RTX reason on a machine without the package names the capabilities it serves: it is still
+    "not installed", not "this GPU is not one the library serves" (which the H200's own refusal is)."""
+    from site_gen import reasons
+    hint = ("the tensorrt_rtx Python package is not installed (No module named 'tensorrt_rtx'); pip install "
+            "tensorrt-rtx (from PyPI; runs on compute capability 8.0, 8.6, 8.9 and 12.x)")
+    refusal = ("tensorrt_rtx 1.7.1.116: IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine "
+               "cannot run on this GPU, which has compute capability 9.0.")
+    assert reasons.kind("unavailable", hint) == "not_installed"
+    assert reasons.kind("unavailable", refusal) == "gpu_not_served"
