@@ -87,7 +87,8 @@ def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
               "yaxis": {"autorange": "reversed", "type": "category", "showticklabels": False,
                         "categoryorder": "array", "categoryarray": list(names or [])}}
     notes = [{"xref": "paper", "yref": "y", "x": 0, "y": name, "xanchor": "left", "yanchor": "bottom", "yshift": lift,
-              "align": "left", "text": text, "showarrow": False, "font": {"size": 12, "color": "#1b1f24"}}
+              "align": "left", "text": text, "showarrow": False, "font": {"size": 12, "color": "#1b1f24"},
+              "bgcolor": "rgba(255,255,255,0.9)"}   # a gate or reference line passes behind the name, not through it
              for name, text in zip(names or [], shown)]
     extra_notes = extra.pop("annotations", [])
     layout.update(extra)
