@@ -21,7 +21,7 @@ from collect.registry import Runtime, all_runtimes
 from click.testing import CliRunner
 from rtreport.cli import main
 from test_engine import TASKS, _plain, prepared  # noqa: F401  (the module's prepared runners)
-from test_play import Nudged, _nudged
+from test_play import Nudged, _nudged, _rows
 
 
 class Counting:
@@ -154,14 +154,6 @@ def twin_runtimes(monkeypatch):
             "false-twin-cpu-fp32")
 
 
-def _rows(db, sql):
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 @pytest.mark.slow   # two collects: python -m pytest -m slow (CI runs it)
 def test_a_collect_with_twins_stores_the_games_a_collect_without_them_stores(tmp_path, twin_runtimes):
     files = {}
@@ -191,7 +183,6 @@ def test_a_collect_with_twins_stores_the_games_a_collect_without_them_stores(tmp
 
 
 def _the_site_says_so_and_a_twin_that_differed_decides_nothing(db, tmp_path):
-    from rtreport import integrity
     from site_gen import analysis, load
     from site_gen.verdict import Gates
     gates = Gates.load()
@@ -210,53 +201,47 @@ def _the_site_says_so_and_a_twin_that_differed_decides_nothing(db, tmp_path):
         page = "".join(p.read_text() for p in (out / lang).rglob("*.html"))
         assert words in page, lang
     # one checked decision of the nudged runtime differs: its agreement and play are undecided, its speed is not
-    bad = tmp_path / "bad.duckdb"
-    shutil.copy(db, bad)
-    con = duckdb.connect(str(bad))
-    run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
-    con.execute("UPDATE twins SET differing = 1 WHERE rowid = (SELECT min(rowid) FROM twins WHERE runtime_id = "
-                "'nudged-cpu-fp32' AND checked > 0)")
-    integrity.record(con, run_id)
-    con.close()
+    one_differs = ("UPDATE twins SET differing = 1 WHERE rowid = (SELECT min(rowid) FROM twins "
+                   "WHERE runtime_id = '{}' AND checked > 0)")
+    bad = _edited(db, tmp_path / "bad.duckdb", one_differs.format("nudged-cpu-fp32"))
     res = judged(bad)
     states = {g.gate: (g.state, bool(g.detail.get("twin_differed"))) for g in res.runtime("nudged-cpu-fp32").verdict.gates}
-    # and the site says so: built as a full run's file would be (a --quick run's verdicts are withheld)
-    full = tmp_path / "full.duckdb"
-    shutil.copy(bad, full)
-    con = duckdb.connect(str(full))
-    con.execute("UPDATE runs SET profile = 'full'")
-    integrity.record(con, run_id)
-    con.close()
+    assert states["agreement"] == ("undecided", True) and states["play"] == ("undecided", True)
+    assert not states["faster"][1]
+    assert not any(g.detail.get("twin_differed") for g in res.runtime("ort-cpu-fp32").verdict.gates)
+    # and the site says so: built as a full run's file would be (a --quick run's verdicts are withheld); the play
+    # table and chart summary read the outcome as the verdict does (no "non-inferior" beside it)
+    full = _edited(bad, tmp_path / "full.duckdb", "UPDATE runs SET profile = 'full'")
     result = CliRunner().invoke(main, ["build", str(full), "--out", str(tmp_path / "bad-site")])
     assert result.exit_code == 0, result.output
     page = "".join(p.read_text() for p in (tmp_path / "bad-site" / "en").rglob("*.html"))
     assert "play undecided: in play a CUDA-graph capture" in page
-    # the play table and chart summary read the outcome as the verdict does (no "non-inferior" beside it)
-    res_full = analysis.analyse(load.load_file(full)[0], gates)
     from site_gen.twin_view import play_outcome
-    assert play_outcome(res_full.runtime("nudged-cpu-fp32")) == "undecided"
-    assert states["agreement"] == ("undecided", True) and states["play"] == ("undecided", True)
-    assert not states["faster"][1]
-    assert not any(g.detail.get("twin_differed") for g in res.runtime("ort-cpu-fp32").verdict.gates)
+    assert play_outcome(analysis.analyse(load.load_file(full)[0], gates).runtime("nudged-cpu-fp32")) == "undecided"
     # a row whose counts cannot be (more differing than checked) fails validation, in one clear line
-    broken = tmp_path / "broken.duckdb"
-    shutil.copy(bad, broken)
-    con = duckdb.connect(str(broken))
-    con.execute("UPDATE twins SET differing = checked + 1 WHERE rowid = (SELECT min(rowid) FROM twins)")
-    integrity.record(con, run_id)
-    con.close()
+    broken = _edited(bad, tmp_path / "broken.duckdb",
+                     "UPDATE twins SET differing = checked + 1 WHERE rowid = (SELECT min(rowid) FROM twins)")
     refused = CliRunner().invoke(main, ["build", str(broken), "--out", str(tmp_path / "broken-site")])
     assert refused.exit_code != 0 and "not 0 ≤ differing ≤ checked ≤ decisions" in refused.output
     # the reference's twin differed: no candidate's agreement or play can be judged
-    con = duckdb.connect(str(bad))
-    con.execute("UPDATE twins SET differing = 1 WHERE rowid = (SELECT min(rowid) FROM twins WHERE runtime_id = "
-                "'torch-cpu-fp32' AND checked > 0)")
-    integrity.record(con, run_id)
-    con.close()
-    res = judged(bad)
+    res = judged(_edited(bad, tmp_path / "bad-ref.duckdb", one_differs.format("torch-cpu-fp32")))
     for r in res.runtimes:
         if r.verdict:
             assert {g.gate for g in r.verdict.gates if g.detail.get("twin_differed")} == {"agreement", "play"}
+
+
+def _edited(source, dest, sql: str):
+    """A copy of a run file with ``sql`` applied and its integrity checksums recorded again (sealed as collect
+    would, so that the edit is read as data, not as damage)."""
+    from rtreport import integrity
+    shutil.copy(source, dest)
+    con = duckdb.connect(str(dest))
+    try:
+        con.execute(sql)
+        integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])
+    finally:
+        con.close()
+    return dest
 
 
 def test_the_method_page_says_the_check_rate_the_code_uses():
@@ -265,3 +250,22 @@ def test_the_method_page_says_the_check_rate_the_code_uses():
     assert twins_mod.CHECK_EVERY == 8
     assert "one decision in eight" in (root / "en" / "method.html").read_text()
     assert "八分之一" in (root / "zh-tw" / "method.html").read_text()
+
+
+def test_where_a_candidate_made_the_references_decisions_only_the_references_own_recomputed_ones_count():
+    """A file made before the rule: the reference's twin, itself under test, computed the reference's decisions in
+    some games; there its agreement counts only the decisions the reference recomputed itself."""
+    from site_gen.analysis import shadow_agreement
+    from site_gen.load import RuntimeRows
+    from site_gen.twin_view import stood_in
+    graph = RuntimeRows("g", 1, "g", "t", "cuda", "fp32", "", "available", None, None, None)
+    ref = RuntimeRows("r", 0, "r", "t", "cuda", "fp32", "", "available", None, None, None)
+    graph.shadow = {1: {"decisions": 800, "same": 800, "first_flip": None},   # a check seed: all its own
+                    2: {"decisions": 1600, "same": 1600, "first_flip": None}}  # it made the reference's decisions
+    ref.twin_games = {2: ("g", 200, 0)}
+    stood = stood_in(graph, ref)
+    assert stood == {2: (200, 200)}
+    agreement = shadow_agreement(graph, stood)
+    assert agreement["decisions"] == 1000 and agreement["same"] == 1000
+    assert agreement["stood_in"] == {"games": 1, "checked": 200}
+    assert shadow_agreement(graph)["decisions"] == 2400   # without the rule, every decision counted

@@ -4,9 +4,9 @@ can compute it for both.
 Why: play is bound by the host, and the eager runtimes' decisions are its largest cost after the emulator (issue
 #26's profile of the H200 protocol: eager PyTorch FP16 and FP32 and ONNX Runtime FP16 without a graph 39-47 % of
 the play processes' time, 0.55-0.94 ms a decision, against 0.10-0.24 ms for a graph's replay). A graph variant
-(``Runtime.same_kernels_as``) records its runtime's own decision path once and replays it: the same kernels with
-the same arguments, only launched by the driver instead of the host. Its Q-values are then the runtime's, bit for
-bit, and its decisions can stand for the runtime's in play.
+(``Runtime.same_kernels_as``) records its runtime's own decision path once and replays it: the same compute kernels
+with the same arguments (a graph may add a copy), launched by the driver instead of the host. Its Q-values should
+then be the runtime's, bit for bit, and its decisions can stand for the runtime's in play, checked as below.
 
 The rule, fixed before play and derived from the run's file only (so ``--resume`` applies the same one):
   * a pair is used only when both runtimes are measured and their Q-values on every fixed state are equal bit for
@@ -15,6 +15,7 @@ The rule, fixed before play and derived from the run's file only (so ``--resume`
     compared bit for bit with its twin's; every game stores its counts (table ``twins``), and the report reads a
     runtime's play and agreement as its own only when no checked decision differed;
   * on the check seeds (``Design.check_seeds``) no twin stands in: every runtime computes every decision itself;
+  * a twin stands in for the reference only once it is no longer a candidate under test (``Look.twins``);
   * ``collect --no-twins`` turns the rule off.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ def pairs(specs, measured, state_q: dict) -> dict:
     bit for bit."""
     out = {}
     for spec in specs:
-        base = getattr(spec, "same_kernels_as", "")
+        base = spec.same_kernels_as
         if not base or base not in measured or spec.id not in measured:
             continue
         a, b = state_q.get(base), state_q.get(spec.id)
