@@ -30,6 +30,7 @@ setup() {
   rm -rf /root/rt && cp -a . /root/rt && env_
   python3 -c "from collect import provenance as p; print('code_version', p.code_version(), p.code_hash()[:12])"
   nvidia-smi --query-gpu=name,clocks.sm,driver_version --format=csv,noheader; nproc; uptime
+  echo "boot $(cat /proc/sys/kernel/random/boot_id)"
 }
 repeats() {  # $1 repeats of $2 rounds on the carried committed file; $3: the name it comes back as; $4: no cache
   xz -dc .whl/h200-pub.duckdb.xz > "$FILE" && rm -rf /root/inductor
