@@ -327,3 +327,43 @@ def test_a_link_to_a_folded_section_opens_it(server, browser, lang):
     page.wait_for_function("() => document.getElementById('part-costs').open", timeout=5_000)
     assert errors == []
     page.context.close()
+
+
+YIELDING_DRAW = """async (id) => {
+  const specOf = () => JSON.parse(document.getElementById(document.getElementById(id).dataset.spec).textContent);
+  const draw = async (yielding) => {
+    const div = document.createElement('div');
+    div.style.width = '800px';
+    document.body.appendChild(div);
+    Plotly.yieldAfterMs = 0;
+    Plotly.yieldingFor = yielding ? div : null;
+    let tasks = 0, stop = false;
+    const tick = () => { if (!stop) { tasks++; setTimeout(tick, 0); } };
+    setTimeout(tick, 0);
+    const spec = specOf();
+    const done = Plotly.newPlot(div, spec.data, spec.layout, {displayModeBar: false});
+    const drawnAtOnce = div.querySelectorAll('.trace').length;
+    await done;
+    stop = true;
+    Plotly.yieldingFor = null;
+    Plotly.yieldAfterMs = 30;
+    return {drawnAtOnce, tasksBetween: tasks, traces: div.querySelectorAll('.trace').length,
+            annotations: div.querySelectorAll('.annotation').length};
+  };
+  return [await draw(false), await draw(true)];
+}"""
+
+
+def test_a_chart_draw_gives_the_page_back_between_its_steps(server, browser):
+    """The bundle's draw (tools/plotly_bundle/entry.js): for the graph div rtreport.js names, plotly.js's steps run
+    as tasks of their own once a task has used its budget (here 0 ms: after every step), so other tasks run in
+    between; the chart it draws is the one a plain draw makes. A plain draw is one task."""
+    page, errors = _open(browser, f"{server}/en/compare/index.html", 1366, 900)
+    page.wait_for_function(TRACES, arg="chart-cross-hardware", timeout=20_000)
+    plain, yielding = page.evaluate(YIELDING_DRAW, "chart-cross-hardware")
+    assert plain["drawnAtOnce"] > 0 and plain["tasksBetween"] == 0, plain
+    assert yielding["drawnAtOnce"] == 0 and yielding["tasksBetween"] >= 3, yielding
+    assert (yielding["traces"], yielding["annotations"]) == (plain["traces"], plain["annotations"]), (plain, yielding)
+    assert plain["traces"] > 0 and plain["annotations"] > 0
+    assert errors == []
+    page.context.close()

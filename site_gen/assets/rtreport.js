@@ -63,10 +63,12 @@
     if (spec.wide && el.clientWidth >= 600) spec.layout.margin = Object.assign({}, spec.layout.margin, spec.wide.margin);
     var config = { responsive: true, displayModeBar: false };
     if (localeName) config.locale = localeName;
+    Plotly.yieldingFor = el;   // the bundle's draw gives the page back between its steps (tools/plotly_bundle)
     Plotly.newPlot(el, spec.data, spec.layout, config).then(function () {
+      Plotly.yieldingFor = null;
       el.style.minHeight = "";
       el.removeAttribute("data-waiting");
-    }, function () { el.removeAttribute("data-waiting"); }).then(function () { idle(pump); });
+    }, function () { Plotly.yieldingFor = null; el.removeAttribute("data-waiting"); }).then(function () { idle(pump); });
   }
   function wanted(el, yes) {   // a chart comes near (yes) or goes away again before it was drawn
     var i = near.indexOf(el);
