@@ -83,12 +83,14 @@ def _groups(values: dict, boots: dict | None = None) -> tuple[list[np.ndarray], 
     """Log values grouped by repeat (0 = the protocol's own rounds), in repeat order. With ``boots`` (round id ->
     the machine's boot id, or None) and at least two boots, rounds on one boot are one group whatever their repeat:
     repeats minutes apart on one boot (a lent VM's lease) share more of the machine's state than the next boot's
-    measurement will. Returns the groups and whether they are boots (True only where that changed the grouping)."""
+    measurement will. Returns the groups and whether they are boots (True wherever the rounds name two boots or
+    more, also where each repeat had a boot of its own: the reader is told the unit, and that the next measurement
+    that counts is on another boot)."""
     by_repeat = _partition(values, lambda r, rep: rep)
     chosen, by_boot = by_repeat, False
     if boots:
         by_machine = _partition(values, lambda r, rep: ("boot", boots[r]) if boots.get(r) else ("repeat", rep))
-        if len(by_machine) >= 2 and sorted(by_machine.values()) != sorted(by_repeat.values()):
+        if sum(1 for key in by_machine if key[0] == "boot") >= 2:
             chosen, by_boot = by_machine, True
     return [np.asarray([math.log(values[r][1]) for r in rounds]) for rounds in chosen.values()], by_boot
 

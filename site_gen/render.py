@@ -5,6 +5,7 @@ vendored and versioned). Byte-deterministic."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import shutil
 from pathlib import Path
@@ -63,10 +64,19 @@ def _csv(rows, header) -> str:
     return buf.getvalue()
 
 
+def asset_versions() -> dict[str, str]:
+    """Each static asset's version, the start of its SHA-256: pages name an asset as ``name?v=version``, so a
+    browser (or a CDN) that kept an earlier build's copy fetches the new one (the bundle and rtreport.js change
+    together), and the same files still give the same pages."""
+    return {name: hashlib.sha256((ASSETS / name).read_bytes()).hexdigest()[:10] for name in STATIC}
+
+
 def _environment() -> Environment:
-    return Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]),
-                       undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False,
-                       extensions=["jinja2.ext.i18n"])
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]),
+                      undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False,
+                      extensions=["jinja2.ext.i18n"])
+    env.globals["asset_v"] = asset_versions()
+    return env
 
 
 def _install(env: Environment, t: Translator) -> None:

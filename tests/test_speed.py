@@ -157,6 +157,10 @@ def test_repeats_on_one_boot_are_one_group_once_there_are_two_boots():
     assert per_boot["high"] == pytest.approx(math.exp(np.mean(means) + half))
     assert per_boot["high"] / per_boot["low"] > per_repeat["high"] / per_repeat["low"]
     assert ls.interval(values, boots={r: "a" for r in values}) == per_repeat   # one boot: no boot-level spread
+    # a boot for each repeat: the same groups as the repeats, and the interval says they are boots
+    own = ls.interval(values, boots={r: f"boot-{rep}" for r, (rep, _) in values.items()})
+    assert own["level"] == "boots" and own["boots"] == own["groups"] == 5
+    assert (own["low"], own["high"]) == pytest.approx((per_repeat["low"], per_repeat["high"]))
     # a runtime's rounds say their boot in their conditions; the verdict's "needed" counts boots then
     g = faster_gate(GATES, {**per_boot, "value": 0.85, "low": 0.6, "high": 1.2})
     assert g.state == "undecided" and g.detail["level"] == "boots" and g.detail["boots"] == 3

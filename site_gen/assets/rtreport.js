@@ -2,13 +2,13 @@
 // No chart in the viewport waits for the reader's input: it draws as the page opens. Charts further down draw as
 // they come within a screen of the viewport (IntersectionObserver) once the reader has scrolled, and once the page
 // has stopped scrolling for a moment (SETTLE_MS): nearest to the viewport first, one chart per task, each when the
-// main thread is idle (requestIdleCallback). Drawing a plotly.js chart is one long task (running the bundle the
-// first time is another), so a reader flicking past charts does not wait for them and the page keeps scrolling
-// smoothly, while the charts where the reader stops draw at once; a page whose first screen has no chart runs no
-// plotly.js until the reader scrolls (docs/page-speed.md has the figures). The bundle is fetched, not run, as soon
-// as a chart comes near. Charts in folded sections (<details>) count only once their section is open. The data
-// table under each chart stays open for readers without JavaScript and folds once charts can draw; a box whose
-// chart is waiting says so (the words come from the page).
+// main thread is idle (requestIdleCallback). plotly.js itself runs in stages, a task each, and its draw gives the
+// page back between its steps (tools/plotly_bundle/entry.js), so a reader flicking past charts does not wait for
+// them and the page keeps scrolling smoothly, while the charts where the reader stops draw at once; a page whose
+// first screen has no chart runs no plotly.js until the reader scrolls (docs/page-speed.md has the figures). The
+// bundle is fetched, not run, as soon as a chart comes near. Charts in folded sections (<details>) count only once
+// their section is open. The data table under each chart stays open for readers without JavaScript and folds once
+// charts can draw; a box whose chart is waiting says so (the words come from the page).
 (function () {
   var SETTLE_MS = 200;
   var me = document.currentScript;
@@ -33,8 +33,15 @@
       document.head.appendChild(l);
     });
   }
+  function boot() {   // plotly.js's modules run a stage per task (PlotlyBoot: tools/plotly_bundle/entry.js)
+    return new Promise(function (resolve) {
+      (function stage() {
+        if (window.Plotly || !window.PlotlyBoot || window.PlotlyBoot.step()) resolve(); else setTimeout(stage, 0);
+      })();
+    });
+  }
   function plotly() {
-    if (!loading) loading = load(bundle).then(function () { return locale ? load(locale) : null; });
+    if (!loading) loading = load(bundle).then(boot).then(function () { return locale ? load(locale) : null; });
     return loading;
   }
   function idle(fn) {   // a task of its own, once the page has nothing more urgent to do
@@ -64,6 +71,7 @@
     var config = { responsive: true, displayModeBar: false };
     if (localeName) config.locale = localeName;
     Plotly.yieldingFor = el;   // the bundle's draw gives the page back between its steps (tools/plotly_bundle)
+    Plotly.yieldingSince = Date.now();
     Plotly.newPlot(el, spec.data, spec.layout, config).then(function () {
       Plotly.yieldingFor = null;
       el.style.minHeight = "";
