@@ -8,7 +8,8 @@
 // 1. Running the bundle in stages. esbuild wraps each CommonJS module so that it runs on its first require; the
 //    bundle itself only defines them, and `PlotlyBoot.step()` (the bundle's global) requires the next group of
 //    modules, heaviest apart, and returns true once `window.Plotly` is ready. rtreport.js calls it once per task,
-//    so running plotly.js is a few tasks of at most about 100 ms at 4x CPU slowdown instead of one of 400 ms.
+//    so running plotly.js is 11 tasks of 0-77 ms at 4x CPU slowdown instead of one of 220-340 ms (measured in
+//    Chromium on an idle 2-core machine: docs/page-speed.md).
 // 2. A chart's draw gives the page back between its steps. plotly.js runs a draw's steps (plot_api's `_doPlot`: the
 //    framework, margins, axes, data, the final touches, interactions) through `Lib.syncOrAsync`, which already
 //    waits wherever a step returns a promise. For the graph div named in `Plotly.yieldingFor` (rtreport.js sets it
