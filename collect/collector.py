@@ -284,6 +284,8 @@ class Collector:
         with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots,
                      mps=self.play_mps) as players:
             phase.players = players
+            if any(players.cpus):  # CPU runtimes in several processes: each on its own share of the cores
+                self.store.update_run(settings=json.dumps({**self._settings(), "play_cpus": players.cpus}, sort_keys=True))
             if self.play_mps:  # whether the play processes really share the GPU through MPS: said, and kept
                 state = players.start_through_mps(self.ui)
                 self.store.update_run(settings=json.dumps({**self._settings(), "play_mps": state}, sort_keys=True))

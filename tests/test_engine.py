@@ -2,6 +2,7 @@
 process, or in worker processes, play exactly the episodes that one game at a time through ``infer`` plays —
 the same actions, scores, shadow tallies and margins — and a runtime that fails in one slot fails only its own
 task. (On a GPU, benchmarks/play_throughput.py checks the same identity for the CUDA runtimes.)"""
+import os
 from dataclasses import asdict
 
 import pytest
@@ -12,6 +13,7 @@ from collect.artifacts import Artifacts
 from collect.play.engine import in_task_order, open_slots, overlap_differences, play_tasks
 from collect.model_input import load_model
 from collect.play import Players, Task
+from collect.play.worker import core_sets
 from collect.registry import all_runtimes
 from collect.runners.base import Runner
 from test_play import Nudged, _nudged
@@ -131,6 +133,10 @@ def test_worker_processes_with_slots_play_the_same_games(prepared):
         times = players.timings()
     assert [t for t, _, _ in results] == tasks and all(f is None for _, _, f in results)
     assert [_plain(r) for _, r, _ in results] == expected
+    # CPU runtimes in two processes: each process on its own share of the cores (one thread a core), together all
+    cores = sorted(os.sched_getaffinity(0))
+    assert sorted(c for cpus in players.cpus for c in cpus) == cores if len(cores) >= 2 else players.cpus == [cores] * 2
+    assert core_sets(2, gpu=True) == [None, None] and core_sets(1, gpu=False) == [None]
     # where the time went (collect.play.timing): every game step of both processes counted, by the time of the last result
     assert set(times) == {0, 1, 2} and times[0]["waiting for results"][0] == len(tasks)
     assert sum(t["emulator step"][0] for p, t in times.items() if p) == sum(r[0].steps for _, r, _ in results)

@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from ..agent.direct_env import DirectEvalEnv
 from .engine import RuntimeFault, in_task_order, play_tasks
 from .timing import Timings
-from .worker import Task, _serve
+from .worker import Task, _serve, core_sets
 
 __all__ = ["Players", "Task"]
 
@@ -40,7 +40,8 @@ class Players:
         """``workers`` processes (1: this one), each keeping ``slots`` games in flight (``engine.play_tasks``);
         ``mps``: the worker processes share the GPU through a private CUDA MPS daemon (``collect.mps``)."""
         self.workers, self.slots = workers, max(1, slots)
-        gpu = any(getattr(getattr(r, "info", None), "device", None) == "cuda" for r in runners.values())
+        self.gpu = gpu = any(getattr(getattr(r, "info", None), "device", None) == "cuda" for r in runners.values())
+        self.cpus: list = [None]
         self.mps_asked, self.mps = mps, None
         self.mps_off = None if not mps else ("no GPU runtime plays" if not gpu else
                                              "play runs in one process" if workers <= 1 else None)
@@ -71,8 +72,9 @@ class Players:
             # spawn, not fork: the main process holds a CUDA context and threads that a fork cannot copy.
             context = multiprocessing.get_context("spawn")
             self._tasks, self._results = context.Queue(), context.Queue()
-            self._procs = [context.Process(target=_serve, args=(self._tasks, self._results, *self._initargs, env),
-                                           daemon=True, name=f"rtreport-play-{i}") for i in range(self.workers)]
+            self.cpus = core_sets(self.workers, self.gpu)
+            self._procs = [context.Process(target=_serve, args=(self._tasks, self._results, cpus, *self._initargs, env),
+                                           daemon=True, name=f"rtreport-play-{i}") for i, cpus in enumerate(self.cpus)]
             for process in self._procs:
                 process.start()
         else:

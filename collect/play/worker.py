@@ -27,8 +27,8 @@ class Task:
 
 
 def auto_workers(devices, num_tasks: int, slots: int = 1) -> int:
-    """How many processes play when the user does not say. CPU runtimes only: one, since parallel games would
-    compete with the runtimes' own threads for the cores. GPU runtimes: with one game per process, one process
+    """How many processes play when the user does not say. CPU runtimes only: one, whose runtimes use every core
+    (``--play-workers N`` plays in N processes, each on its share of the cores: ``core_sets``). GPU runtimes: with one game per process, one process
     per two cores (at most 8), as more only time-slice the GPU; with several games in flight per process, the
     emulator and Python bound each process, so one per core (at most 16; benchmarks/play_throughput.py)."""
     if "cuda" not in set(devices):
@@ -36,6 +36,27 @@ def auto_workers(devices, num_tasks: int, slots: int = 1) -> int:
     cores = os.cpu_count() or 1
     most = min(16, cores) if slots > 1 else min(8, cores // 2)
     return max(1, min(num_tasks, most))
+
+
+def core_sets(workers: int, gpu: bool) -> list:
+    """The cores each play process may run on: for CPU runtimes played by several processes, a share of this
+    process's cores each (round robin), so that every process's runtimes use one thread a core instead of all of
+    them contending for every core (on a 2-core VM two unpinned processes played 3.7x slower than one, two pinned
+    ones about twice as fast: docs/quantization.md). None for each where a GPU runtime plays or one process plays."""
+    cores = sorted(os.sched_getaffinity(0))
+    if gpu or workers <= 1:
+        return [None] * max(1, workers)
+    return [cores[i::workers] or [cores[i % len(cores)]] for i in range(workers)]
+
+
+def _pin(cpus) -> None:
+    """Run this process on ``cpus`` (None: leave it), and size the thread pools that are already loaded to them."""
+    if not cpus:
+        return
+    os.sched_setaffinity(0, cpus)
+    import sys
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(len(cpus))
 
 
 def auto_slots(devices) -> int:
@@ -69,11 +90,12 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
     _worker["__envs__"] = [DirectEvalEnv() for _ in range(slots)]
 
 
-def _serve(tasks, results, *initargs) -> None:
-    """A worker: prepare (``_init``), say so, play tasks from ``tasks`` until the stop mark (None), each result put
-    on ``results`` as its game ends."""
+def _serve(tasks, results, cpus, *initargs) -> None:
+    """A worker: run on ``cpus`` (``core_sets``), prepare (``_init``), say so, play tasks from ``tasks`` until the
+    stop mark (None), each result put on ``results`` as its game ends."""
     parent, pid = os.getppid(), os.getpid()
     try:
+        _pin(cpus)
         _init(*initargs)
         results.put(("ready", pid, None))
         stopping = False
