@@ -36,6 +36,25 @@ def answer(runs) -> int:
     return complete[-1] if complete else len(runs) - 1
 
 
+def page_slugs(results) -> list[str]:
+    """Each run's page slug: every machine's answer (``answer``) takes its label's own slug, whatever its file is
+    called, and the earlier runs the numbered ones, newest first (``slugify`` numbers a slug already taken)."""
+    by_label: dict[str, list] = {}
+    for i, res in enumerate(results):
+        by_label.setdefault(res.rows.run["label"], []).append((res, i))
+    first, then = [], []
+    for runs in by_label.values():
+        runs = sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"]))
+        best = answer(runs)
+        first.append(runs[best][1])
+        then += [i for _, i in reversed(runs[:best] + runs[best + 1:])]
+    taken: set = set()
+    slugs = [""] * len(results)
+    for i in first + then:
+        slugs[i] = slugify(results[i].rows.run["label"], taken)
+    return slugs
+
+
 def answers(results, slugs) -> set[str]:
     """The slugs of each machine's answer (``answer`` of the label's runs; a label's only run is its answer): the
     home page, the root page and the feed show these; a label's earlier runs keep their pages and its history."""

@@ -15,12 +15,13 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
-from .history import answer, groups as history_groups, history_link, history_page, history_slugs
+from .history import (answer, groups as history_groups, history_link, history_page, history_slugs,
+                      page_slugs)
 from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
 from .claims import count_key
 from .i18n import LANGUAGES, Translator, localize_titles
 from .og_image import machine_png, site_png
-from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame, slugify
+from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame
 from .verdicts_json import verdicts_document
 from .web import atom_feed, meta_description, not_found_view, robots, root_view, sitemap
 
@@ -87,8 +88,7 @@ def _install(env: Environment, t: Translator) -> None:
 
 
 def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: str | None = None) -> list[Path]:
-    taken: set = set()
-    slugs = [slugify(res.rows.run["label"], taken) for res in results]
+    slugs = page_slugs(results)
     out.mkdir(parents=True)
     env = _environment()
     written = []

@@ -81,7 +81,12 @@ def test_history_page_says_what_changed_and_flags_the_change_beyond_the_interval
         page = (history_site / "en" / "hardware" / slug / "index.html").read_text()
         assert 'href="../../history/cpu-epyc-2core/index.html">This machine over time: 3 runs' in page
         superseded = "An earlier run: this machine&#39;s answer is Run 3, its newest complete run"
-        assert (superseded in page) == (slug != "cpu-epyc-2core-3")
+        assert (superseded in page) == (slug != "cpu-epyc-2core")   # the answer has the label's own URL
+    run_of = {slug: json.loads((history_site / "data" / slug / "verdicts.json").read_text())["run_id"]
+              for slug in ("cpu-epyc-2core", "cpu-epyc-2core-2", "cpu-epyc-2core-3")}
+    assert run_of == {"cpu-epyc-2core": "third", "cpu-epyc-2core-2": "second",   # then the earlier runs, newest first
+                      "cpu-epyc-2core-3": run_of["cpu-epyc-2core-3"]} and run_of["cpu-epyc-2core-3"] not in (
+                          "second", "third")
 
 
 def test_a_label_with_one_run_has_no_history(history_site):
