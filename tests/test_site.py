@@ -341,8 +341,13 @@ def test_the_overview_says_how_many_seeds_each_run_played(quick_run, published_s
         n = con.execute("SELECT count(*) FROM episodes WHERE runtime_id = ?", [ref]).fetchone()[0]
         con.close()
         played[label] = (n, len(json.loads(seeds)["seeds"]))
-    for label, (n, listed) in played.items():
-        assert f"{n:,} of {listed:,} pre-registered seeds played, ε = 0.01 ({label}" in text, label
+    said = {}                  # runs with the same workload share one line, their labels listed in its brackets
+    for n, listed, whose in re.findall(r"([\d,]+) of ([\d,]+) pre-registered seeds played, ε = 0\.01 \((.+?)\)</dd>",
+                                       text):
+        said[(int(n.replace(",", "")), int(listed.replace(",", "")))] = whose
+    assert len(said) == len(set(played.values())), said
+    for label, workload in played.items():
+        assert label in said[workload], (label, said)
 
 
 def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_different_numbers():
