@@ -1,26 +1,33 @@
-"""How often does a published latency interval hold the next measurement of the same machine?
+"""What the speed gate does, simulated from the committed files' own spread.
 
-Simulates latency rounds the way a machine gives them, then counts how often each method's 95 % interval contains
-(a) the estimate a *next repeat* (a fresh process, later) gives, and (b) the true value. Per simulated machine:
+For each committed machine file and each candidate runtime, the per-round log ratios of its P95 (the gate's
+statistic) to the reference's are fitted with three nested effects by the method of moments:
 
-- three runtimes: the reference (eager, host-bound: every kernel is launched from the CPU), a CUDA-graph candidate
-  (host sensitivity 0.2) and an eager candidate (host sensitivity 1);
-- samples within a round: log-latency AR(1) with lag-1 autocorrelation drawn from 0.1–0.96, marginal sd 0.05–0.25;
-- rounds: the host's state is a random walk (step sd 0.01–0.05 per round in log latency, continuing across
-  processes), scaled by each runtime's host sensitivity, plus 0.03 of round-to-round noise of its own;
-- a step in the reference: in half the machines, one round of the protocol has the reference 0.76 / 0.35 as slow;
-- repeat-to-repeat shifts: each process shifts the host's speed by 5–50 % (uniform, either way), felt in proportion to each runtime's host sensitivity, plus 3 % of its own per runtime — what a fresh process
-  changes (memory layout, launch path, a neighbour) and rounds inside one process cannot show. (On the H200 a
-  re-run moved both eager runtimes by +46–48 % and the graph runtimes by +4–21 %: a shared, host-bound shift.)
-The true value of a runtime is its P50/P95 without drift, step or shift; the true ratio their quotient.
+- **boot**: the machine's boot the rounds ran on (``conditions.boot``; a fresh lease of the lent H200 is a fresh
+  boot): the spread of boot means beyond what their processes and rounds explain;
+- **process**: a fresh process on the same boot (the run and the repeats ``rtreport collect`` takes after it, or a
+  later ``--repeat`` on that boot), beyond what their rounds explain;
+- **round**: the latency rounds within one process; their residuals are resampled as measured (the heavy tail a
+  drifting round gives, e.g. the H200 reference's 0.35 → 0.76 ms step), scaled to the fitted round spread.
 
-Designs: "today" (3 rounds, as the committed files), "protocol" (10 rounds), "+1 repeat" and "+2 repeats" (5 rounds
-each, in fresh processes). The next repeat has 5 rounds. Methods: today's two-stage bootstrap of rounds and sample
-blocks (``stats.p95_ratio`` / ``stats.p95_ci_rounds``; 200 resamples here to keep the run short), a t confidence
-interval over per-round values, and the published prediction interval (``rtreport.latency_stats``).
+Runs of one label in several files are pooled as processes of that machine (the CPU VM's earlier runs each had one
+process). Then it simulates the measurements a file holds, as collect takes them: the run's process (10 rounds)
+and its repeats (3 rounds each), each measurement on a fresh boot where the file's measurements are boots, or a
+fresh process where they are processes; and counts, with the published rule (``rtreport.latency_stats.interval``
+and ``site_gen.verdict.faster_gate``):
 
-    python benchmarks/latency_coverage.py            # about 3 minutes on 2 cores
-    python benchmarks/latency_coverage.py --quick    # about 20 s, fewer machines and samples
+- the 95 % CI for the machine's typical ratio: how often it holds the true typical ratio;
+- the 95 % prediction interval: how often it holds what one more measurement (a fresh boot or process, 3 rounds)
+  gives;
+- the false-pass rate: how often the gate passes a runtime whose true typical ratio is exactly the gate (0.90);
+- the chance that a runtime with a true typical ratio of 0.3 and of 0.7 passes, with 3 and with 5 measurements.
+
+Rates are pooled over the fitted runtimes of each file (each runtime simulated with its own fitted spread) and
+shown per runtime as their range.
+
+    python benchmarks/latency_coverage.py                     # the committed files; about 2 minutes on 2 cores
+    python benchmarks/latency_coverage.py --machines 500      # fewer simulated machines, quicker
+    python benchmarks/latency_coverage.py data/nvidia-h200.duckdb
 """
 from __future__ import annotations
 
@@ -28,163 +35,201 @@ import argparse
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from rtreport import latency_stats as ls  # noqa: E402
-from rtreport import stats  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
+from rtreport import latency_stats as ls  # noqa: E402
+from rtreport.gates import Gates  # noqa: E402
 
-RUNTIMES = {"reference": (0.35e-3, 1.0), "graph": (0.08e-3, 0.2), "eager": (0.30e-3, 1.0)}  # base s, host sensitivity
-STEP = 0.76 / 0.35
-PROTOCOL_ROUNDS, REPEAT_ROUNDS = 10, 5
-Z95 = 1.6448536
-
-
-def ar1(rng, n_series: int, n: int, phi: float, sd: np.ndarray) -> np.ndarray:
-    """(n_series, n) AR(1) series with lag-1 autocorrelation ``phi`` and marginal sd ``sd`` (per series)."""
-    e = rng.standard_normal((n_series, n)) * math.sqrt(1 - phi * phi)
-    x = np.empty((n_series, n))
-    x[:, 0] = rng.standard_normal(n_series)
-    for i in range(1, n):
-        x[:, i] = phi * x[:, i - 1] + e[:, i]
-    return x * sd[:, None]
+COMMITTED = ("nvidia-h200.duckdb", "cpu-epyc-2core.duckdb", "cpu-epyc-2core-2.duckdb", "cpu-epyc-2core-3.duckdb",
+             "cpu-epyc-2core-4.duckdb")
+PROTOCOL_ROUNDS, REPEAT_ROUNDS, SAME_BOOT_REPEATS = 10, 3, 2
+STATISTIC = "p95"
 
 
-def machine(rng, samples: int) -> dict:
-    """One simulated machine: per process (0 = protocol, 1, 2 = repeats, 3 = the next repeat) per runtime a list
-    of rounds' samples (seconds), and the true P50/P95 of each runtime (ms)."""
-    phi, tau = rng.uniform(0.1, 0.96), rng.uniform(0.01, 0.05)
-    sds = {k: rng.uniform(0.05, 0.25) for k in RUNTIMES}
-    step_round = int(rng.integers(PROTOCOL_ROUNDS)) if rng.random() < 0.5 else None
-    sizes = [PROTOCOL_ROUNDS, REPEAT_ROUNDS, REPEAT_ROUNDS, REPEAT_ROUNDS]
-    walk, out = 0.0, []
-    for p, rounds in enumerate(sizes):
-        # a fresh process: the host's speed shifts by 5–50 % either way, felt in proportion to host sensitivity
-        host = rng.choice((-1, 1)) * math.log1p(rng.uniform(0.05, 0.5))
-        offsets = {k: sens * host + rng.normal(0, 0.03) for k, (_, sens) in RUNTIMES.items()}
-        proc = {k: [] for k in RUNTIMES}
-        names = list(RUNTIMES)
-        noise = ar1(rng, rounds * len(names), samples, phi, np.array([sds[k] for _ in range(rounds) for k in names]))
-        for r in range(rounds):
-            walk += rng.normal(0, tau)
-            for j, k in enumerate(names):
-                base, sens = RUNTIMES[k]
-                level = math.log(base) + sens * walk + offsets[k] + rng.normal(0, 0.03 * sens)
-                if k == "reference" and p == 0 and r == step_round:
-                    level += math.log(STEP)
-                proc[k].append(np.exp(level + noise[r * len(names) + j]))
-        out.append(proc)
-    true = {k: {"p50": base * 1e3, "p95": base * 1e3 * math.exp(Z95 * sds[k])} for k, (base, _) in RUNTIMES.items()}
-    return {"processes": out, "true": true}
+@dataclass
+class Fit:
+    """One runtime's fitted effects (sd of log ratio) on one machine, and its round residuals."""
+    label: str
+    runtime: str
+    unit: str                # "boot" or "process": what the machine's independent measurements are
+    boot: float
+    process: float
+    round: float
+    residuals: np.ndarray    # standardised round residuals (sd 1), resampled in the simulation
+    mean: float              # log of the observed typical ratio
+    counts: tuple            # (boots, processes, rounds) it was fitted on
 
 
-def keyed(processes: list, runtime: str) -> dict:
-    """Round id -> (repeat, seconds) over the given processes (repeat = the process's place)."""
-    out, i = {}, 0
-    for rep, proc in processes:
-        for s in proc[runtime]:
-            out[i] = (rep, s)
-            i += 1
+def _rounds_by_machine(paths) -> dict:
+    """label -> runtime -> [(boot, process, log ratio)], every round of every file of that label."""
+    from site_gen.analysis import boots, keyed_rounds
+    from site_gen.load import load_file
+
+    out: dict = {}
+    for path in paths:
+        for run in load_file(path):
+            ref = run.runtime(run.run.get("reference_runtime"))
+            if ref is None or not ref.rounds:
+                continue
+            ref_keyed, where = keyed_rounds(ref), boots(ref)
+            for rt in run.runtimes:
+                if rt is ref or not rt.rounds:
+                    continue
+                ratios = ls.paired_ratios(keyed_rounds(rt), ref_keyed, STATISTIC)
+                rows = out.setdefault(run.run["label"], {}).setdefault(rt.runtime_id, [])
+                for r, (rep, value) in ratios.items():
+                    rows.append((where.get(r) or f"{run.run['run_id']}:unknown-boot",
+                                 f"{run.run['run_id']}:{rep}", math.log(value)))
     return out
 
 
-def new_method(procs, next_proc, true, confidence_only=False, **kw):
-    """Hits (next repeat, true, interval width high/low) of the round method for two ratios and three single
-    runtimes, per statistic."""
-    hits = {}
-    nxt = [(9, next_proc)]
-    for stat in ("p50", "p95"):
-        for cand in ("graph", "eager"):
-            res = ls.ratio_interval(keyed(procs, cand), keyed(procs, "reference"), stat, **kw)
-            nres = ls.ratio_interval(keyed(nxt, cand), keyed(nxt, "reference"), stat)
-            if confidence_only:
-                res = _ci(res)
-            hits[(stat, "ratio")] = hits.get((stat, "ratio"), []) + [
-                (res["low"] <= nres["value"] <= res["high"], res["low"] <= true[cand][stat] / true["reference"][stat]
-                 <= res["high"], res["high"] / res["low"])]
-        for rt in RUNTIMES:
-            res = ls.runtime_interval(keyed(procs, rt), stat, **kw)
-            nres = ls.runtime_interval(keyed(nxt, rt), stat)
-            if confidence_only:
-                res = _ci(res)
-            hits[(stat, "single")] = hits.get((stat, "single"), []) + [
-                (res["low"] <= nres["value"] <= res["high"], res["low"] <= true[rt][stat] <= res["high"], res["high"] / res["low"])]
-    return hits
+def _moments(groups: list[np.ndarray]) -> tuple[float, float]:
+    """(between-group variance of the means beyond the within part, pooled within variance) of log values."""
+    within_ss = sum(float(((g - g.mean()) ** 2).sum()) for g in groups)
+    within_df = sum(g.size - 1 for g in groups)
+    within = within_ss / within_df if within_df else 0.0
+    if len(groups) < 2:
+        return 0.0, within
+    means = np.array([g.mean() for g in groups])
+    expected = float(np.mean([within / g.size for g in groups]))
+    return max(0.0, float(means.var(ddof=1)) - expected), within
 
 
-def _ci(res):
-    """The same rounds read as a plain t confidence interval (√(1/n) instead of √(2/n)): the method not chosen."""
-    center, half = math.log(res["value"]), math.log(res["high"] / res["value"]) / math.sqrt(2)
-    return {**res, "low": math.exp(center - half), "high": math.exp(center + half)}
+def fit(label: str, runtime: str, rows: list) -> Fit | None:
+    boots_, processes = {}, {}
+    for boot, proc, y in rows:
+        processes.setdefault((boot, proc), []).append(y)
+        boots_.setdefault(boot, set()).add(proc)
+    proc_groups = {k: np.array(v) for k, v in processes.items()}
+    if sum(g.size for g in proc_groups.values()) < 4:
+        return None
+    # rounds within a process; processes within a boot (boots with two or more); boots
+    _, within = _moments(list(proc_groups.values()))
+    process_var, n_process = [], 0
+    for boot, procs in boots_.items():
+        if len(procs) >= 2:
+            between, _ = _moments([proc_groups[(boot, p)] for p in procs])
+            process_var.append(between)
+            n_process += len(procs)
+    process = float(np.mean(process_var)) if process_var else 0.0
+    boot_means = [np.concatenate([proc_groups[(b, p)] for p in procs]) for b, procs in boots_.items()]
+    boot_between, _ = _moments(boot_means) if len(boot_means) >= 2 else (0.0, within)
+    boot = max(0.0, boot_between - process / max(1.0, np.mean([len(p) for p in boots_.values()])))
+    unit = "boot" if len(boots_) >= 2 and not any(b.endswith("unknown-boot") for b in boots_) else "process"
+    if unit == "process":   # one boot (or none recorded): the processes are the measurements
+        all_procs = list(proc_groups.values())
+        process = _moments(all_procs)[0] if len(all_procs) >= 2 else 0.0
+        boot = 0.0
+    resid = np.concatenate([g - g.mean() for g in proc_groups.values() if g.size >= 2])
+    resid = resid / (resid.std() or 1.0)
+    logs = np.concatenate(list(proc_groups.values()))
+    return Fit(label, runtime, unit, math.sqrt(boot), math.sqrt(process), math.sqrt(within), resid,
+               float(logs.mean()), (len(boots_), len(proc_groups), int(logs.size)))
 
 
-def old_method(proc, next_proc, true, resamples: int):
-    """Today's method (P95 only): pooled-sample point, two-stage bootstrap of rounds and blocks."""
-    hits = {("p95", "ratio"): [], ("p95", "single"): []}
-    pooled = (lambda rounds: stats.percentile(np.concatenate(rounds), 95) * 1e3)
-    for cand in ("graph", "eager"):
-        _, low, high = stats.p95_ratio(proc[cand], proc["reference"], resamples=resamples)
-        nxt = pooled(next_proc[cand]) / pooled(next_proc["reference"])
-        hits[("p95", "ratio")].append((low <= nxt <= high, low <= true[cand]["p95"] / true["reference"]["p95"] <= high,
-                                       high / low))
-    for rt in RUNTIMES:
-        low, high = stats.p95_ci_rounds(proc[rt], resamples=resamples)
-        hits[("p95", "single")].append((low <= pooled(next_proc[rt]) <= high, low <= true[rt]["p95"] <= high,
-                                        high / low))
-    return hits
+def _measurement(rng, f: Fit, mu: float, same_boot_repeats: int, rounds: int) -> list[tuple[str, int, np.ndarray]]:
+    """One independent measurement's rounds: [(unit key, repeat, log ratios)] of its processes."""
+    b = rng.normal(0, f.boot) if f.unit == "boot" else 0.0
+    out = []
+    for k in range(1 + same_boot_repeats):
+        p = rng.normal(0, f.process)
+        n = rounds if k == 0 else REPEAT_ROUNDS
+        e = rng.choice(f.residuals, n) * f.round
+        out.append((k, mu + b + p + e))
+    return out
+
+
+def simulate_file(rng, f: Fit, mu: float, measurements: int) -> tuple[dict, dict]:
+    """The rounds a file of ``measurements`` measurements holds (round id -> (repeat, ratio)), its boots (round id
+    -> boot), as collect takes them: on boots, the run plus its two same-boot repeats on the first boot and one
+    repeat on each further boot; on processes, the run and a repeat for each further measurement."""
+    values, boots, rid, repeat = {}, {}, 0, 0
+    for m in range(measurements):
+        first = m == 0
+        same = SAME_BOOT_REPEATS if (first and f.unit == "boot") else 0
+        for k, logs in _measurement(rng, f, mu, same, PROTOCOL_ROUNDS if first else REPEAT_ROUNDS):
+            for y in logs:
+                values[rid] = (repeat, math.exp(y))
+                boots[rid] = f"boot-{m}" if f.unit == "boot" else "one-boot"
+                rid += 1
+            repeat += 1
+    return values, boots
+
+
+def next_measurement(rng, f: Fit, mu: float) -> float:
+    """What one more measurement gives: a fresh boot (or process) with a repeat's rounds, its geometric mean."""
+    [(_, logs)] = _measurement(rng, f, mu, 0, REPEAT_ROUNDS)
+    return math.exp(float(logs.mean()))
+
+
+def run(fits: list[Fit], machines: int, seed: int, gates: Gates) -> list[str]:
+    from site_gen.verdict import faster_gate
+
+    rng = np.random.default_rng(seed)
+    gate = 1 - gates.min_p95_reduction
+    out = []
+    by_label: dict = {}
+    for f in fits:
+        by_label.setdefault(f.label, []).append(f)
+    for label, group in by_label.items():
+        tallies: dict = {}
+        for f in group:
+            per = {}
+            for g in (3, 5):
+                hits_ci, hits_next = [], []
+                for _ in range(machines):
+                    values, boots = simulate_file(rng, f, f.mean, g)
+                    iv = ls.interval(values, boots=boots)
+                    hits_ci.append(iv["low"] <= math.exp(f.mean) <= iv["high"])
+                    nxt = next_measurement(rng, f, f.mean)
+                    hits_next.append(iv["next_low"] <= nxt <= iv["next_high"])
+                per[f"typical CI holds the true typical ratio, {g} measurements"] = hits_ci
+                per[f"prediction interval holds the next measurement, {g} measurements"] = hits_next
+                for true in (gate, 0.3, 0.7):
+                    passed = []
+                    for _ in range(machines):
+                        values, boots = simulate_file(rng, f, math.log(true), g)
+                        passed.append(faster_gate(gates, ls.interval(values, boots=boots)).state == "pass")
+                    key = ("false-pass rate at the gate" if true == gate else f"passes at a true ratio of {true}") \
+                        + f", {g} measurements"
+                    per[key] = passed
+            for key, hits in per.items():
+                tallies.setdefault(key, []).append((f.runtime, float(np.mean(hits)), len(hits)))
+        units = sorted({f.unit for f in group})
+        kinds = " and ".join(u + "s" for u in units)
+        out.append(f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds}; per runtime sd of the log P95 "
+                   "ratio (boot / process / round):")
+        for f in group:
+            out.append(f"  {f.runtime:26s} {f.boot:.3f} / {f.process:.3f} / {f.round:.3f}   (fitted on "
+                       f"{f.counts[0]} boots, {f.counts[1]} processes, {f.counts[2]} rounds)")
+        for key, rows in tallies.items():
+            pooled = sum(p * n for _, p, n in rows) / sum(n for _, _, n in rows)
+            low, high = min(p for _, p, _ in rows), max(p for _, p, _ in rows)
+            out.append(f"  {key:<70s} {100 * pooled:6.2f} %   (runtimes {100 * low:.1f}–{100 * high:.1f} %)")
+    return out
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer machines and samples (about 20 s)")
-    ap.add_argument("--machines", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument("files", nargs="*", type=Path, help="machine files (default: the committed ones)")
+    ap.add_argument("--machines", type=int, default=2000, help="simulated files per runtime and scenario")
+    ap.add_argument("--seed", type=int, default=20261203)
     args = ap.parse_args(argv)
     print(fingerprint(), flush=True)
-    machines = args.machines or (40 if args.quick else 240)
-    samples, resamples = (400, 100) if args.quick else (2000, 200)
-    print(f"{machines} simulated machines, {samples} samples per round, next repeat of {REPEAT_ROUNDS} rounds; "
-          f"coverage of the 95 % interval: next repeat's estimate / true value")
-    rng = np.random.default_rng(args.seed)
+    paths = args.files or [p for p in (ROOT / "data" / n for n in COMMITTED) if p.exists()]
     t0, c0 = time.time(), time.process_time()
-    tally: dict = {}
-
-    def add(name, hits):
-        for key, pairs in hits.items():
-            tally.setdefault((name,) + key, []).extend(pairs)
-
-    for _ in range(machines):
-        m = machine(rng, samples)
-        p, true = m["processes"], m["true"]
-        today = {k: v[:3] for k, v in p[0].items()}
-        add("today: 3 rounds, bootstrap of rounds and blocks (p95_ratio, p95_ci_rounds)",
-            old_method(today, p[3], true, resamples))
-        add("3 rounds, t confidence interval over rounds", new_method([(0, today)], p[3], true, True))
-        add("3 rounds, prediction interval over rounds (published)", new_method([(0, today)], p[3], true))
-        add("10 rounds, t confidence interval over rounds", new_method([(0, p[0])], p[3], true, True))
-        add("10 rounds, prediction interval over rounds (published)", new_method([(0, p[0])], p[3], true))
-        add("10 rounds + 1 repeat, rounds pooled", new_method([(0, p[0]), (1, p[1])], p[3], true, two_level_from=99))
-        add("10 rounds + 1 repeat, two-level (published; t with 1 df)",
-            new_method([(0, p[0]), (1, p[1])], p[3], true))
-        add("10 rounds + 2 repeats, two-level (published)",
-            new_method([(0, p[0]), (1, p[1]), (2, p[2])], p[3], true))
-    names = list(dict.fromkeys(k[0] for k in tally))
-    print(f"{'method':<78} {'stat':<4} {'ratio: next / true / width':>27} {'single: next / true / width':>28}")
-    for name in names:
-        for stat in ("p50", "p95"):
-            cells = []
-            for what in ("ratio", "single"):
-                pairs = tally.get((name, stat, what))
-                cells.append("—" if not pairs else
-                             f"{100 * np.mean([a for a, _, _ in pairs]):.0f} % / "
-                             f"{100 * np.mean([b for _, b, _ in pairs]):.0f} % / "
-                             f"{np.median([w for _, _, w in pairs]):.2f}×")
-            if cells != ["—", "—"]:
-                print(f"{name:<78} {stat:<4} {cells[0]:>27} {cells[1]:>28}")
-    print("width: the median of high / low of the interval (1.10× = ±5 %)")
+    data = _rounds_by_machine(paths)
+    fits = [f for label, rts in data.items() for rid, rows in sorted(rts.items()) if (f := fit(label, rid, rows))]
+    print(f"files: {', '.join(p.name for p in paths)}; statistic {STATISTIC.upper()}; {args.machines} simulated "
+          f"files per runtime and scenario; the run's process {PROTOCOL_ROUNDS} rounds, each repeat {REPEAT_ROUNDS}")
+    print("\n".join(run(fits, args.machines, args.seed, Gates.load())))
     print(f"({time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU)")
 
 

@@ -12,7 +12,7 @@ import click
 from rtreport.errors import UserError
 from rtreport.labels import check_label, slug
 
-from . import paths, provenance
+from . import after_run, paths, provenance
 from .artifacts import Artifacts
 from . import resume as resume_run
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
@@ -90,9 +90,10 @@ def run_collect(o: CollectOptions) -> int:
     if not o.allow_mixed_onnxruntime:
         provenance.refuse_mixed_onnxruntime()
     if o.repeat is not None:
-        if o.resume is not None or o.out is not None or o.label or o.quick or o.runtime_list or o.overwrite:
+        if o.resume is not None or o.out is not None or o.label or o.quick or o.runtime_list or o.overwrite \
+                or o.repeats is not None:
             raise UserError("--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "
-                            "--runtimes or --overwrite")
+                            "--runtimes, --repeats or --overwrite")
         from .repeat import run_repeat
         return run_repeat(Path(o.repeat), o.model_path, o.cuda_index, o.artifacts, o.rounds, o.quiet)
     model = load_model(o.model_path or paths.AGENT_WEIGHTS)
@@ -121,6 +122,8 @@ def run_collect(o: CollectOptions) -> int:
         profile = QUICK if o.quick else FULL
         if o.rounds:
             profile = replace(profile, rounds=o.rounds)
+        if o.repeats is not None:
+            profile = replace(profile, repeats=o.repeats)
     label = check_label(label) if label else default_label(cuda_index)
     out, out_note = (Path(out), None) if out is not None else default_out(label)
     artifacts_dir = Path(o.artifacts) if o.artifacts else Path("artifacts") / slug(label)
@@ -134,11 +137,12 @@ def run_collect(o: CollectOptions) -> int:
         say(out_note)
 
     store_box: list = []  # the RunStore, once there is one
+    last: list = []       # the closing line, said after the repeats
     target = OutputFile(out, overwrite, say, source)
     try:
         with target:
-            return _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, o, say,
-                            known)
+            code = _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, o, say,
+                            known, last.append)
     except BaseException as e:  # only a write fault is handled here: it ends the run, whatever the phase
         why = write_problem(e)
         if why is None:
@@ -147,10 +151,16 @@ def run_collect(o: CollectOptions) -> int:
             store_box[0].abandon()
         click.echo("Error: " + outcome.write_failed(e, why, target, bool(store_box), source), err=True)
         return outcome.CANNOT_WRITE
+    if code == 0 and out.is_file():   # the run is complete: the repeats it owes, each in a fresh process
+        code = after_run.take(out, replace(o, artifacts=artifacts_dir), say)
+    for line in last:
+        say(line + ("" if code == 0 else f" (its repeats stopped: exit code {code})"))
+    return code
 
 
 def _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, o: CollectOptions, say,
-             known) -> int:
+             known, closing) -> int:
+    """Measure into the partial file and commit it; ``closing`` gets the line that ends the command's output."""
     out = target.out
     if stored:
         try:
@@ -161,8 +171,11 @@ def _measure(target, store_box, model, stored, source, profile, runtime_ids, art
             raise
         store = RunStore(target.partial, stored["run_id"], existing=True)
         store_box.append(store)
-        if profile.rounds != stored["settings"].get("rounds"):
-            store.update_run(settings=json.dumps({**stored["settings"], "rounds": profile.rounds}, sort_keys=True))
+        changed = {"rounds": profile.rounds} if profile.rounds != stored["settings"].get("rounds") else {}
+        if o.repeats is not None and o.repeats != stored["settings"].get("repeats"):
+            changed["repeats"] = o.repeats
+        if changed:
+            store.update_run(settings=json.dumps({**stored["settings"], **changed}, sort_keys=True))
     else:
         try:
             store = RunStore(target.partial, new_run_id())
@@ -240,5 +253,5 @@ def _measure(target, store_box, model, stored, source, profile, runtime_ids, art
         if not tally.measured:
             click.echo(f"Error: {tally.line()}; {where} records why", err=True)
             return outcome.NOTHING_MEASURED
-        say(f"wrote {where}" + (f": {tally.line()}" if tally.failed else ""))
+        closing(f"wrote {where}" + (f": {tally.line()}" if tally.failed else ""))
     return code

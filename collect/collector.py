@@ -47,11 +47,17 @@ class Profile:
     batch_sizes: tuple = measure.BATCH_SIZES
     batch_iterations: int = 100
     batch_budget_seconds: float = 3.0
+    repeats: int = 2                         # after the run: repeats, each in a fresh process (collect.after_run)
+    repeat_rounds: int = 3                   # latency rounds of each of those repeats
+    repeat_pause_s: float = 30.0             # seconds between the run's end and each repeat
+    retakes: int = 2                         # a round under other processes' load is measured again up to this often
+    retake_pause_s: float = 5.0              # seconds to wait before measuring it again
 
 
 FULL = Profile("full")
 QUICK = Profile("quick", num_states=8, looks=(2,), check_seeds=1, episode_step_cap=150, rounds=3, latency_warmup=20,
-                latency_samples=300, batch_sizes=(1, 8, 32), batch_iterations=10, batch_budget_seconds=0.5)
+                latency_samples=300, batch_sizes=(1, 8, 32), batch_iterations=10, batch_budget_seconds=0.5,
+                repeat_rounds=1, repeat_pause_s=0.0, retakes=1, retake_pause_s=1.0)
 PROFILES = {p.name: p for p in (FULL, QUICK)}
 
 
@@ -82,6 +88,13 @@ class Collector:
         # An opt-in runtime that --runtimes does not name is recorded as not measured, with why.
         self.reasons = {s.id: s.check(self.model) or (s.opt_in if runtime_ids is None and s.opt_in else None)
                         for s in self.specs}
+        if resuming:   # an opt-in runtime the run left out stays out unless this command's --runtimes names it
+            named = {r.strip() for r in (options.runtime_list or "").split(",") if r.strip()}
+            left_out = dict(store.con.execute("SELECT runtime_id, reason FROM runtimes WHERE run_id = ? AND "
+                                              "status = 'unavailable'", [store.run_id]).fetchall())
+            for s in self.specs:
+                if s.opt_in and left_out.get(s.id) == s.opt_in and s.id not in named:
+                    self.reasons[s.id] = self.reasons[s.id] or s.opt_in
         self.reference = (resuming or {}).get("reference_runtime") if resuming else \
             reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
         states = np.load(FIXED_STATES)

@@ -1,7 +1,7 @@
 """The machine's state while latency is measured: the GPU's (clocks, temperature, power, throttling, from NVML
 through nvidia-ml-py when it is installed), and the host's (load, CPU busy, CPU frequency, from /proc and /sys),
-and the flags of a round taken under host load or a clock change. Reading here; the parsing and the flags are
-pure functions."""
+and the flags of a round taken under load from other processes (``rtreport.host_load``) or a clock change.
+Reading here; the parsing and the flags are pure functions."""
 from __future__ import annotations
 
 import math
@@ -10,8 +10,8 @@ import platform
 import time
 from pathlib import Path
 
-LOAD_LIMIT = 0.5    # 1-min load average per core, beyond what this run itself adds
-BUSY_LIMIT = 0.5    # share of all cores' time busy with other processes during the round
+from rtreport import host_load
+
 CLOCK_LIMIT = 0.05  # CPU or GPU SM clock differing from the run's first round by more than this share
 LOAD_WINDOW = 60.0  # seconds: the kernel's 1-min load average decays with this time constant
 
@@ -102,14 +102,9 @@ def first_readings(conditions_in_order) -> dict:
 
 
 def flags(conditions: dict, first: dict) -> list[str]:
-    """Short reasons why a round was taken under host load or a changed clock (empty: none)."""
-    out = []
-    load = (conditions.get("host_load") or 0.0) - (conditions.get("host_load_own") or 0.0)
-    if load > LOAD_LIMIT:
-        out.append(f"host load {load:.2f} per core from other processes")
-    busy = (conditions.get("cpu_busy") or 0.0) - (conditions.get("cpu_busy_own") or 0.0)
-    if busy > BUSY_LIMIT:
-        out.append(f"CPU {busy:.0%} busy with other processes")
+    """Short reasons why a round was taken under load from other processes (``rtreport.host_load``) or a changed
+    clock (empty: none)."""
+    out = [why] if (why := host_load.reason(conditions)) else []
     for name, key, now in (("CPU", "cpu_mhz", conditions.get("cpu_mhz")), ("GPU SM", "sm_clock_mhz",
                                                                            _sm_clock(conditions))):
         if now and first.get(key) and abs(now / first[key] - 1) > CLOCK_LIMIT:

@@ -25,4 +25,5 @@ class CollectOptions:
     resume: Path | str | None = None         # --resume FILE
     repeat: Path | str | None = None         # --repeat FILE
     rounds: int | None = None                # --rounds (None: the profile's)
+    repeats: int | None = None               # --repeats: fresh-process repeats after the run (None: the profile's)
     allow_mixed_onnxruntime: bool = False    # --allow-mixed-onnxruntime

@@ -33,7 +33,7 @@ from .registry import all_runtimes
 from .rounds import measure_round, order_of
 from .store import RunStore, now
 
-REPEAT_ROUNDS = 5   # latency rounds of a repeat unless --rounds says otherwise
+REPEAT_ROUNDS = 5   # latency rounds of a repeat of a file that names none (settings.repeat_rounds), unless --rounds
 
 
 def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int | None, quiet: bool) -> int:
@@ -72,7 +72,7 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
         with stop_signals_raise():
             try:
                 ui.start()
-                k = job.run(rounds or REPEAT_ROUNDS)
+                k = job.run(rounds or stored["settings"].get("repeat_rounds") or REPEAT_ROUNDS)
             except BaseException as e:
                 hold()  # stopping already: a second signal must not cut the clean-up
                 store.close()
@@ -172,7 +172,8 @@ class _Repeat:
                     try:
                         with self.ui.phase(f"{rid}: latency round {r + 1} (repeat {k})", p.latency_samples) as tick:
                             measure_round(self.store, rid, self.runners[rid], r, position, self.states,
-                                          p.latency_warmup, p.latency_samples, host, self.cuda_index, "repeat", k, tick)
+                                          p.latency_warmup, p.latency_samples, host, self.cuda_index, "repeat", k, tick,
+                                          p.retakes, p.retake_pause_s)
                     except Exception as e:
                         self._drop(rid, e, self.runners[rid])
             self.rounds = rounds

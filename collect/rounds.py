@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import json
 import random
+import time
+
+from rtreport import host_load
 
 from . import measure
 from .conditions import Host, first_readings, flags, gpu_conditions
@@ -59,21 +62,36 @@ def stored_conditions(con, run_id: str) -> list[dict]:
         "ORDER BY started_at, round, position", [run_id]).fetchall()]
 
 
+RETAKES = 2            # a round under load from other processes is measured again up to this many times
+RETAKE_PAUSE_S = 5.0   # seconds to wait before measuring it again, for the other processes' load to pass
+
+
 def measure_round(store, rid: str, runner, r: int, position: int, states, warmup: int, samples: int, host: Host,
-                  cuda_index: int, phase: str, repeat: int, tick=None) -> None:
-    """One runtime's round: samples, when, where in the round's order, and the host's and GPU's state."""
+                  cuda_index: int, phase: str, repeat: int, tick=None, retakes: int = RETAKES,
+                  pause: float = RETAKE_PAUSE_S) -> None:
+    """One runtime's round: samples, when, where in the round's order, and the host's and GPU's state. An attempt
+    while other processes used more than ``rtreport.host_load.FOREIGN_LIMIT`` of the CPU is kept in ``retaken``
+    and measured again, up to ``retakes`` times; the last attempt counts, flagged if it too ran loaded, and its
+    conditions say how many attempts came before it (``retakes``)."""
     gpu = runner.info.device == "cuda"
-    started = now()
-    before = gpu_conditions(cuda_index) if gpu else None
-    reading = host.start()
-    seconds = measure.decision_latency(runner, states, warmup, samples, tick)
-    conditions = {**host.finish(reading), "phase": phase, "repeat": repeat}
-    after = gpu_conditions(cuda_index) if gpu else None
-    if before or after:
-        conditions.update(before=before, after=after)
-    reasons = flags(conditions, first_readings([*stored_conditions(store.con, store.run_id), conditions]))
-    if reasons:
-        conditions["flagged"] = reasons
+    for attempt in range(retakes + 1):
+        started = now()
+        before = gpu_conditions(cuda_index) if gpu else None
+        reading = host.start()
+        seconds = measure.decision_latency(runner, states, warmup, samples, tick)
+        conditions = {**host.finish(reading), "phase": phase, "repeat": repeat}
+        after = gpu_conditions(cuda_index) if gpu else None
+        if before or after:
+            conditions.update(before=before, after=after)
+        if attempt:
+            conditions["retakes"] = attempt
+        reasons = flags(conditions, first_readings([*stored_conditions(store.con, store.run_id), conditions]))
+        if reasons:
+            conditions["flagged"] = reasons
+        if not host_load.loaded(conditions) or attempt == retakes:
+            break
+        store.add_retaken(rid, r, attempt, started, seconds, conditions)
+        time.sleep(pause)
     store.add_round(rid, r, position, started, seconds, conditions)
 
 
@@ -151,4 +169,4 @@ class Rounds:
         c, p = self.c, self.c.profile
         with c.ui.phase(f"{rid}: latency round {r + 1}/{total}", p.latency_samples) as tick:
             measure_round(c.store, rid, c.runners[rid], r, position, c.states, p.latency_warmup, p.latency_samples,
-                          self.host, c.cuda_index, phase, 0, tick)
+                          self.host, c.cuda_index, phase, 0, tick, p.retakes, p.retake_pause_s)

@@ -140,6 +140,15 @@ class RunStore:
                              [self.run_id, runtime_id, round_, position, started_at,
                               json.dumps(conditions, sort_keys=True) if conditions else None])
 
+    def add_retaken(self, runtime_id: str, round_: int, attempt: int, started_at, seconds: list[float],
+                    conditions: dict) -> None:
+        """A latency round's attempt superseded because other processes loaded the host during it: kept as
+        measured, out of the statistics (``rtreport.host_load``)."""
+        with self._write():
+            self.con.execute("INSERT INTO retaken VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [self.run_id, runtime_id, round_, attempt, started_at,
+                              json.dumps(conditions, sort_keys=True), [float(x) for x in seconds]])
+
     def add_costs(self, runtime_id: str, kernels=None, decisions: int | None = None, resources=()) -> None:
         """Kernels and copies ([(name, kind, calls, seconds)] over ``decisions``), resources ([(kind, value, unit, method)])."""
         with self._write():

@@ -111,8 +111,13 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
               help="Continue the run in this file or s3:// object (interrupted or finished): whatever it still "
                    "lacks, plus any --runtimes added and --rounds raised; nothing stored is measured again.")
 @click.option("--rounds", type=click.IntRange(1, 50), default=None,
-              help="Latency rounds per runtime (default 10, --quick 3, a --repeat 5), each runtime once per round, "
+              help="Latency rounds per runtime (default 10, --quick 3; a --repeat: the run's repeat rounds, 3), each "
+                   "runtime once per round, "
                    "spread over the run: before play, after looks, after play.")
+@click.option("--repeats", type=click.IntRange(0, 20), default=None,
+              help="Repeats after the run, each in a fresh process (a few latency rounds and the fixed states): the "
+                   "speed gate needs at least three independent measurements, the run and two repeats by default. "
+                   "0 leaves them to later `--repeat` commands (on a lent machine: after rebooting).")
 @click.option("--allow-mixed-onnxruntime", is_flag=True,
               help="Measure although onnxruntime and onnxruntime-gpu are both installed (recorded, and shown on "
                    "the machine page).")
@@ -120,7 +125,7 @@ def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches,
               help="Add a short repeat to this complete run's file, measured in this fresh process: latency "
                    "rounds of every runtime and the fixed states' Q-values (compared bit for bit with the run's).")
 def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
-            play_mps, no_twins, quiet, list_runtimes, resume, rounds, repeat, allow_mixed_onnxruntime):
+            play_mps, no_twins, quiet, list_runtimes, resume, rounds, repeats, repeat, allow_mixed_onnxruntime):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
@@ -134,7 +139,8 @@ def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifa
     code = run_collect(CollectOptions(
         model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite, label=label,
         cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet, play_workers=play_workers,
-        resume=resume, rounds=rounds, play_slots=play_slots, play_mps=play_mps, play_twins=not no_twins, repeat=repeat,
+        resume=resume, rounds=rounds, repeats=repeats, play_slots=play_slots, play_mps=play_mps, play_twins=not no_twins,
+        repeat=repeat,
         allow_mixed_onnxruntime=allow_mixed_onnxruntime))
     sys.exit(code)
 

@@ -16,6 +16,8 @@ class Gates:
     play_margin: float            # fraction of the reference's mean score
     source: str = "default"
     speed_statistic: str = "p95"  # the latency statistic the faster gate compares ("p50" | "p95")
+    min_measurements: int = 3     # independent measurements (boots, else processes) the faster gate needs
+    rule_written: str | None = None   # when the faster gate's rule was written (ISO date): earlier files re-judged
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Gates":
@@ -33,5 +35,11 @@ class Gates:
             raise ValueError(f"the faster gate's statistic must be p50 or p95, not {statistic!r}")
         # gates files of rtreport ≤ 0.2 named the reduction min_p95_reduction (the statistic was always P95)
         reduction = faster["min_reduction"] if "min_reduction" in faster else faster["min_p95_reduction"]
+        measurements = int(faster.get("min_measurements", 3))
+        if measurements < 2:
+            raise ValueError("the faster gate needs min_measurements of at least 2 (one measurement has no spread "
+                             "between measurements)")
+        written = faster.get("rule_written")
         return cls(float(reduction), float(data["agreement"]["min_same_action_fraction"]),
-                   float(margin), "default" if path == DEFAULT_GATES else path.name, statistic)
+                   float(margin), "default" if path == DEFAULT_GATES else path.name, statistic, measurements,
+                   None if written is None else str(written))

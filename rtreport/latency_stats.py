@@ -1,4 +1,5 @@
-"""Latency statistics with the latency *round* as the unit (pure numpy, no I/O).
+"""Latency statistics with the latency *round* as the unit and the independent *measurement* as the unit of
+evidence (pure numpy, no I/O).
 
 Why rounds, not samples: decisions within one round share the machine's state (lag-1 autocorrelation 0.1–0.96)
 and the machine drifts between rounds (the H200's eager reference went from 0.35 to 0.76 ms P50 between two
@@ -7,26 +8,26 @@ rounds of one process). A bootstrap over samples or blocks of them treats one ro
 
 - a runtime's P50 (or P95) of round r, and for a comparison ratio_r = candidate / reference *of the same round*
   (both ran in it, in a shuffled order, so a drift of the host during the round hits both);
-- the published value is the geometric mean of the per-round values, and its interval a Student-t *prediction*
-  interval on their logarithms for the estimate the next measurement of the same machine will give
-  (``center ± t(n−1) · s · √(1/n + 1/n)``: the error of this estimate plus that of a next one of as many rounds);
-- with one or more later *repeats* (fresh processes: k ≥ 2 groups of rounds with the protocol's own), two levels:
-  each group's mean of log values, then a t prediction interval over the groups (``t(k−1) · s_groups · √(1 + 1/k)``),
-  never narrower than the round-level interval of all rounds pooled. With one repeat the spread between groups
-  has one degree of freedom (t = 12.7): wide, and honestly so; a second repeat narrows it about fivefold;
-- where the rounds say which boot of the machine they ran on (``conditions.boot``) and there are two boots or more,
-  the groups are the boots: repeats minutes apart on one boot (a lent VM's lease) share its state, and on the H200
-  a held-out repeat on a fresh lease fell outside intervals whose five repeats shared the run's lease.
+- rounds are grouped into independent *measurements*: the machine's boots where the rounds name two boots or more
+  (``conditions.boot``: repeats minutes apart on one boot share its state, and the next measurement that counts is
+  on another boot), else the fresh processes (the protocol's own rounds, then each ``collect --repeat``);
+- the published value is the geometric mean over measurements of each measurement's geometric mean over its
+  rounds (each measurement weighs the same), so "X ms against Y ms, Z× its speed" agrees with itself.
 
-Why this method: ``benchmarks/latency_coverage.py`` simulates rounds with a random-walk drift, a step in the
-reference (0.35 → 0.76 ms in one round), within-round autocorrelation 0.1–0.96 and repeat-to-repeat shifts of
-5–50 % for host-bound runtimes, and counts how often each method's interval holds the next repeat's estimate and
-the true value. A fresh process shifts host-bound runtimes by an amount no round inside one process can show, so
-every interval made from one process's rounds (today's two-stage bootstrap of rounds and sample blocks,
-``stats.p95_ratio``; a t interval over rounds) falls well short of 90 % there, and the two-level interval over
-repeats reaches it (docs/latency-method.md has the figures). Pooling a repeat's rounds with the protocol's instead
-covers about 60 %: the between-process shift must be measured as such. A prediction interval, not a confidence interval, because the claim a reader checks is "measure it
-again and you will find this".
+Two intervals, for two questions (docs/latency-method.md):
+
+- **The machine's typical value** (the gate reads this one): a 95 % Student-t *confidence* interval for the mean
+  of log values over the machine's measurements, ``center ± t(G−1) · s_G / √G`` over the G measurements' means.
+  It narrows as measurements accumulate: a runtime three times as fast as the reference on every boot passes with
+  three boots, and its chance of passing when it is exactly at the gate is 2.5 %.
+- **What the next measurement will show**: a 95 % *prediction* interval for the value one more measurement (a
+  fresh boot or process, as the file's own) will give, ``center ± t(G−1) · s_G · √(1 + 1/G)``. It never gets
+  narrower than about ±1.96 · s_G: it describes the machine's spread, not the precision of its mean.
+
+Both are never narrower than the same interval over all rounds pooled as if independent (a floor for the case of
+measurements that happen to agree closely). With one measurement (one process on one boot) there is no spread
+between measurements to go on: the interval is the rounds' own (``t(n−1) · s / √n``), which a fresh process can
+leave (``benchmarks/latency_coverage.py``), so no gate decides on it, and there is no next-measurement interval.
 """
 from __future__ import annotations
 
@@ -35,7 +36,6 @@ import math
 import numpy as np
 
 CONFIDENCE = 0.95
-MIN_GROUPS_TWO_LEVEL = 2     # the protocol's rounds and at least one later repeat
 STATISTICS = {"p50": 50, "p95": 95}
 
 # Student t quantiles t(0.975, df) for df = 1..30 (rounded to 3 decimals).
@@ -80,12 +80,11 @@ def _partition(values: dict, key) -> dict:
 
 
 def _groups(values: dict, boots: dict | None = None) -> tuple[list[np.ndarray], bool]:
-    """Log values grouped by repeat (0 = the protocol's own rounds), in repeat order. With ``boots`` (round id ->
-    the machine's boot id, or None) and at least two boots, rounds on one boot are one group whatever their repeat:
-    repeats minutes apart on one boot (a lent VM's lease) share more of the machine's state than the next boot's
-    measurement will. Returns the groups and whether they are boots (True wherever the rounds name two boots or
-    more, also where each repeat had a boot of its own: the reader is told the unit, and that the next measurement
-    that counts is on another boot)."""
+    """Log values grouped into independent measurements, in the order of their first (repeat, round): by repeat
+    (0 = the protocol's own rounds), or, with ``boots`` (round id -> the machine's boot id, or None) naming at
+    least two boots, by boot whatever the repeat (repeats on one boot share its state). Returns the groups and
+    whether they are boots (True wherever the rounds name two boots or more, also where each repeat had a boot of
+    its own: the reader is told the unit, and that the next measurement that counts is on another boot)."""
     by_repeat = _partition(values, lambda r, rep: rep)
     chosen, by_boot = by_repeat, False
     if boots:
@@ -95,61 +94,65 @@ def _groups(values: dict, boots: dict | None = None) -> tuple[list[np.ndarray], 
     return [np.asarray([math.log(values[r][1]) for r in rounds]) for rounds in chosen.values()], by_boot
 
 
-def interval(values: dict, two_level_from: int | None = None, boots: dict | None = None) -> dict | None:
-    """The published value and its 95 % prediction interval from per-round values (round id -> (repeat, value)).
+def interval(values: dict, boots: dict | None = None) -> dict | None:
+    """The published value, the 95 % confidence interval for the machine's typical value and the 95 % prediction
+    interval for the next measurement, from per-round values (round id -> (repeat, value)).
 
-    Returns {value, low, high, rounds, repeats, groups, sd (of the logs, the level that set the width), df, level},
-    where ``level`` is "rounds", "repeats" or "boots" (the groups are the machine's boots, ``_groups``); None with
-    fewer than two rounds (no spread, so no interval)."""
+    Returns {value, low, high (the confidence interval: what a gate reads), next_low, next_high (the prediction
+    interval; None from one measurement), rounds, measurements (G), groups (= G), repeats, boots (G where the
+    measurements are boots, else None), level ("boots" | "repeats" | "rounds": the unit of the interval), sd (of
+    the logs at that level), df, below and above (rounds whose value is under / over 1), group_values (each
+    measurement's geometric mean, in order)}; None with fewer than two rounds (no spread, so no interval)."""
     groups, by_boot = _groups(values, boots)
     logs = np.concatenate(groups) if groups else np.zeros(0)
-    n = logs.size
+    n, k = logs.size, len(groups)
     if n < 2:
         return None
-    center = float(logs.mean())
-    sd = float(logs.std(ddof=1))
-    half = t975(n - 1) * sd * math.sqrt(2 / n)
-    level, df, used_sd = "rounds", n - 1, sd
-    k = len(groups)
-    if k >= (two_level_from or MIN_GROUPS_TWO_LEVEL):
-        means = np.array([g.mean() for g in groups])
-        center = float(means.mean())
-        sd_groups = float(means.std(ddof=1))
-        half_groups = t975(k - 1) * sd_groups * math.sqrt(1 + 1 / k)
-        if half_groups > half:
-            half, level, df, used_sd = half_groups, "boots" if by_boot else "repeats", k - 1, sd_groups
+    sd_rounds = float(logs.std(ddof=1))
+    t_rounds = t975(n - 1)
+    means = np.array([g.mean() for g in groups])
+    if k >= 2:
+        center, sd, df = float(means.mean()), float(means.std(ddof=1)), k - 1
+        half = max(t975(df) * sd / math.sqrt(k), t_rounds * sd_rounds / math.sqrt(n))
+        half_next = max(t975(df) * sd * math.sqrt(1 + 1 / k), t_rounds * sd_rounds * math.sqrt(2 / n))
+        level = "boots" if by_boot else "repeats"
+    else:
+        center, sd, df = float(logs.mean()), sd_rounds, n - 1
+        half, half_next, level = t_rounds * sd_rounds / math.sqrt(n), None, "rounds"
     repeats = len({int(rep or 0) for rep, _ in values.values()}) - 1
+    raw = np.exp(logs)
     return {"value": math.exp(center), "low": math.exp(center - half), "high": math.exp(center + half),
-            "rounds": int(n), "repeats": repeats, "groups": k, "boots": k if by_boot else None, "sd": used_sd,
-            "df": df, "level": level}
+            "next_low": None if half_next is None else math.exp(center - half_next),
+            "next_high": None if half_next is None else math.exp(center + half_next),
+            "rounds": int(n), "measurements": k, "groups": k, "repeats": repeats, "boots": k if by_boot else None,
+            "sd": sd, "df": df, "level": level, "below": int((raw < 1).sum()), "above": int((raw > 1).sum()),
+            "group_values": [math.exp(float(m)) for m in means]}
 
 
 def runtime_interval(rounds: dict, statistic: str, **kw) -> dict | None:
-    """One runtime's P50 or P95 (ms) with its interval, from its rounds."""
+    """One runtime's P50 or P95 (ms) with its intervals, from its rounds."""
     return interval(per_round(rounds, statistic), **kw)
 
 
 def ratio_interval(candidate: dict, baseline: dict, statistic: str, **kw) -> dict | None:
-    """candidate / baseline for ``statistic``, paired by round, with its interval (see ``interval``)."""
+    """candidate / baseline for ``statistic``, paired by round, with its intervals (see ``interval``)."""
     return interval(paired_ratios(candidate, baseline, statistic), **kw)
 
 
-def rounds_to_decide(result: dict, boundary: float, limit: int = 10_000) -> int | None:
-    """How many rounds (at the observed spread) would put the interval wholly on one side of ``boundary``.
-
-    Solves t(n−1) · sd · √(2/n) < |log value − log boundary| for n at the level that set the width (rounds; or
-    repeats, whose count is returned then). None when the value sits on the boundary or the spread is zero."""
+def measurements_to_decide(result: dict, boundary: float, limit: int = 1_000) -> int | None:
+    """How many independent measurements in all (at the spread observed between them) would put the confidence
+    interval wholly on one side of ``boundary``: the smallest G with t(G−1) · sd / √G < |log value − log boundary|.
+    None from one measurement (no spread between measurements to go on), or when the value sits on the boundary or
+    the spread is zero."""
+    if result["level"] == "rounds":
+        return None
     gap = abs(math.log(result["value"]) - math.log(boundary))
     sd = result["sd"]
     if gap == 0 or sd == 0:
         return None
-    two_level = result["level"] in ("repeats", "boots")
-    n = 2
-    while n <= limit:
-        factor = math.sqrt(1 + 1 / n) if two_level else math.sqrt(2 / n)
-        if t975(n - 1) * sd * factor < gap:
-            return n
-        n += 1
+    for g in range(2, limit + 1):
+        if t975(g - 1) * sd / math.sqrt(g) < gap:
+            return g
     return None
 
 
@@ -159,3 +162,21 @@ def repeat_values(values: dict) -> list[tuple[int, float, int]]:
     for rep, v in values.values():
         by.setdefault(int(rep or 0), []).append(math.log(v))
     return [(k, math.exp(float(np.mean(v))), len(v)) for k, v in sorted(by.items())]
+
+
+def shift(before: dict | None, after: dict | None) -> str | None:
+    """Whether a machine's typical value moved between two runs (``interval`` results of each): "faster" (lower)
+    or "slower" (higher) when a 95 % Welch t interval for the difference of their log means over measurements
+    leaves 0, "same" when it holds 0; None where either run has fewer than two measurements (a spread between
+    measurements is needed on both sides) or is missing."""
+    if not before or not after or before["measurements"] < 2 or after["measurements"] < 2:
+        return None
+    a = np.log(np.asarray(before["group_values"], dtype=float))
+    b = np.log(np.asarray(after["group_values"], dtype=float))
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    diff = float(b.mean() - a.mean())
+    if va + vb == 0:
+        return "same" if diff == 0 else "slower" if diff > 0 else "faster"
+    df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    half = t975(max(1, math.floor(df))) * math.sqrt(va + vb)
+    return "slower" if diff > half else "faster" if diff < -half else "same"

@@ -102,6 +102,12 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
     "twins": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("driver", "VARCHAR"),
                ("twin", "VARCHAR"), ("decisions", "INTEGER"), ("checked", "INTEGER"), ("differing", "INTEGER")],
               ("run_id", "runtime_id", "seed", "driver")),
+    # … and latency rounds measured again because other processes loaded the host while they ran
+    # (``rtreport.host_load``): each superseded attempt's samples and conditions, kept as measured; the round in
+    # ``rounds`` and ``latency`` is the attempt that counts (its conditions say how many attempts came before it).
+    "retaken": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("round", "INTEGER"), ("attempt", "INTEGER"),
+                 ("started_at", "TIMESTAMP"), ("conditions", "JSON"), ("seconds", "DOUBLE[]")],
+                ("run_id", "runtime_id", "round", "attempt")),
 }
 # Tables whose key is not a DuckDB PRIMARY KEY: an index (an ART) over their rows took more room than the rows
 # themselves (the H200 file: 19.7 MB with them, 14.7 MB without; its 302,600 latency rows are 2 MB). Their writers
@@ -110,12 +116,12 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
 UNINDEXED = ("latency", "flips")
 # Tables of each older schema version (a file of that version must hold them all).
 V1_TABLES = ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
-V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q", "play_time", "twins")]
+V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q", "play_time", "twins", "retaken")]
 OLD_TABLES = {1: V1_TABLES, 2: V2_TABLES}
 # Tables added to schema 3 after files of it were published: a file may lack them (``add_missing_tables`` makes
 # them when collect writes to it again). Nothing the site shows depends on ``play_time``; a file without ``twins``
-# was played with no twin standing in.
-LATER_V3_TABLES = ("play_time", "twins")
+# was played with no twin standing in; one without ``retaken`` was made before loaded rounds were measured again.
+LATER_V3_TABLES = ("play_time", "twins", "retaken")
 
 
 def seeds_sha256(seeds) -> str:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rtreport import after_stopping, latency_stats, reproducibility, sequential, stats
+from rtreport import after_stopping, host_load, latency_stats, reproducibility, sequential, stats
 
 from .load import RunRows, RuntimeRows
 from .twin_view import stood_in, twin_summary
@@ -36,6 +36,7 @@ class RuntimeResult:
     check: dict | None = None            # the reuse rule's standing check
     reproduction: dict | None = None     # the fixed states again in fresh processes (``reproduction``)
     twin: dict | None = None             # in play, a twin computed its decisions (``twin_summary``)
+    load: dict | None = None             # its and the reference's rounds under other processes' load
     verdict: Verdict | None = None
 
 
@@ -51,28 +52,24 @@ class RunResult:
     # --quick profile: too few measurements to decide); None: judged.
     withheld: str | None = None
     drift: bool = False       # some runtime's latency rounds disagree by more than DRIFT_LIMIT
+    load: dict | None = None  # rounds under other processes' load: measured again, still loaded (``load_summary``)
+    measurements: int = 0     # independent measurements of the machine's speed (boots, else processes)
+    rejudged: bool = False    # made before the speed gate's rule was written (``Gates.rule_written``)
 
     def runtime(self, runtime_id):
         return next((r for r in self.runtimes if r.rows.runtime_id == runtime_id), None)
 
 
-def reproduction(rt: RuntimeRows) -> dict | None:
+def reproduction(rt: RuntimeRows, run: RunRows) -> dict | None:
     """The fixed states' Q-values of every later repeat (a fresh process) against the run's first measurement,
-    bit for bit (``rtreport.reproducibility``): None without a repeat. ``reproducible`` only when every repeat
-    matched on every state; otherwise the worst repeat's counts and how many repeats differed."""
+    bit for bit, and whether that shows the runtime reproducible (``rtreport.reproducibility.standing``: at least
+    two repeats that agree, for a compiled runtime two that started without a carried compile cache). None
+    without a repeat."""
     again: dict = {}
     for k, i, q in rt.repeat_q:
         again.setdefault(int(k), {})[int(i)] = q
-    per = {k: r for k, q in sorted(again.items()) if (r := reproducibility.compare(rt.first_q, q)).states}
-    if not per:
-        return None
-    worst = max(per.values(), key=lambda r: (r.action_differ, r.q_differ))
-    differing = [k for k, r in per.items() if not r.identical]
-    return {"reproducible": not differing, "repeats": len(per), "differing_repeats": len(differing),
-            "states": min(r.states for r in per.values()), "q_differ": worst.q_differ,
-            "action_differ": worst.action_differ,
-            "per_repeat": {k: {"states": r.states, "q_differ": r.q_differ, "action_differ": r.action_differ}
-                           for k, r in per.items()}}
+    carried = {k: reproducibility.cache_at_start(run.repeat_details.get(k, {})) for k in again}
+    return reproducibility.standing(rt.first_q, again, bool(rt.details.get("inductor_cache")), carried)
 
 
 def design(run: dict) -> tuple[list, tuple]:
@@ -178,6 +175,27 @@ def standing_check(rt: RuntimeRows, reference: RuntimeRows, run: dict) -> dict |
     return {"tested": len(tested), "matched": len(tested) - len(failed), "failed_seeds": failed}
 
 
+def load_summary(run: RunRows, runtime_ids=None) -> dict:
+    """Latency rounds under other processes' load (``rtreport.host_load``), over the runtimes named (all by
+    default): rounds counted, rounds measured again (each attempt that ran loaded is kept in ``retaken``), and
+    rounds whose counted attempt still ran loaded; ``retaking``: whether the file was made by a collect that
+    measures such rounds again (its settings name ``retakes``)."""
+    ids = set(runtime_ids) if runtime_ids is not None else {rt.runtime_id for rt in run.runtimes}
+    counted = [(rt.runtime_id, i) for rt in run.runtimes if rt.runtime_id in ids for i in rt.round_info]
+    again = {(rid, r) for rid, r, _ in run.retaken if rid in ids}
+    return {"rounds": len(counted), "retaken": len(again), "loaded": sum(host_load.loaded(i.get("conditions") or {})
+                                                                          for _, i in counted),
+            "retaking": "retakes" in (run.run.get("settings") or {}),
+            "retakes": (run.run.get("settings") or {}).get("retakes")}
+
+
+def rejudged(run: RunRows, gates: Gates) -> bool:
+    """The run started before the speed gate's current rule was written: its verdicts are judged by a rule made
+    after it was measured (the page says so)."""
+    started = str(run.run.get("started_at") or "")[:10]
+    return bool(gates.rule_written and started and started < gates.rule_written)
+
+
 def boots(rt: RuntimeRows) -> dict:
     """Round id -> the machine's boot id it ran on (conditions.boot; None where not recorded)."""
     return {i["round"]: (i.get("conditions") or {}).get("boot") for i in rt.round_info}
@@ -250,7 +268,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                         "iqm_reference": stats.interquartile_mean(ref_scores),
                         "poi": stats.probability_of_improvement(scores, ref_scores),
                         "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores)}
-        r.reproduction = reproduction(rt)
+        r.reproduction = reproduction(rt, run)
         if reference is not None and not r.is_reference:
             r.shadow = shadow_agreement(rt, stood_in(rt, reference))
             if r.shadow:
@@ -269,6 +287,9 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
         # reference's twin, not the reference's): agreement and play cannot be judged
         differed = ref_twin or (r.twin if r.twin and r.twin["differing"] else None)
         r.verdict = judge(gates, r.ratios.get(gates.speed_statistic), r.shadow, r.play, differed)
+        faster = next((g for g in r.verdict.gates if g.gate == "faster"), None)
+        if faster is not None and r.ratios:   # beside the speed verdict: its rounds under other processes' load
+            faster.detail["load"] = load_summary(run, [r.rows.runtime_id, reference_id])
 
     comparisons = []
     for cand, base in BASELINE_PAIRS:
@@ -278,4 +299,12 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
             if p:
                 comparisons.append({"candidate": c, "baseline": b, "paired": p})
     drift = any(r.latency and r.latency["spread"] > DRIFT_LIMIT for r in results)
-    return RunResult(run, reference_id, results, comparisons, gates, withheld, drift)
+    for r in results:
+        if r.ratios:
+            r.load = load_summary(run, [r.rows.runtime_id, reference_id])
+    ref_est = reference.runtime_id if reference is not None else None
+    measured = next((r.latency["est"][gates.speed_statistic] for r in results
+                     if r.rows.runtime_id == ref_est and r.latency and r.latency["est"].get(gates.speed_statistic)),
+                    None)
+    return RunResult(run, reference_id, results, comparisons, gates, withheld, drift, load_summary(run),
+                     measured["measurements"] if measured else 0, rejudged(run, gates))

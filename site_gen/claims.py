@@ -11,18 +11,28 @@ def _holds(e, x) -> bool:
     return e["low"] - TOL <= x <= e["high"] + TOL
 
 
+def _one_way(e) -> bool:
+    """Every round of a ratio on one side of 1 (``below`` / ``above``: rounds under / over 1, of ``rounds``)."""
+    return e["rounds"] > 0 and (e["below"] == e["rounds"] or e["above"] == e["rounds"])
+
+
 # kind: (the result that licenses it, the check of that result on the evidence)
 KINDS = {
     # a ratio of latencies (candidate / reference, or one runtime / another) with its 95 % interval
     "speed_faster": ("the whole interval of the ratio lies below 1", lambda e: e["high"] < 1 - TOL),
     "speed_slower": ("the whole interval of the ratio lies above 1", lambda e: e["low"] > 1 + TOL),
-    "speed_unresolved": ("the interval of the ratio holds 1: no direction is claimed", lambda e: _holds(e, 1)),
+    "speed_unresolved": ("the interval of the ratio holds 1 and its rounds went both ways: no direction is claimed",
+                         lambda e: _holds(e, 1) and not _one_way(e)),
+    "speed_every_round": ("the interval of the ratio holds 1 although every round went one way: the order is said "
+                          "per round, and no tie is claimed", lambda e: _holds(e, 1) and _one_way(e)),
     # the faster gate: ``gate`` is the ratio a runtime must reach (1 − the required reduction)
     "gate_faster_pass": ("the interval's slow end is at or below the gate", lambda e: e["high"] <= e["gate"] + TOL),
     "gate_faster_short": ("the whole interval lies above the gate but not above 1",
                           lambda e: e["low"] > e["gate"] + TOL and e["low"] <= 1 + TOL),
     "gate_faster_slower": ("the whole interval lies above 1", lambda e: e["low"] > 1 + TOL),
     "gate_faster_straddles": ("the interval holds the gate", lambda e: _holds(e, e["gate"])),
+    "gate_faster_unconfirmed": ("fewer independent measurements than the gate needs: no speed verdict",
+                                lambda e: e["measurements"] < e["min_measurements"]),
     # agreement on played decisions: share and its 95 % CI against the gate
     "agreement_pass": ("the CI's low end is at or above the gate", lambda e: e["low"] >= e["gate"] - TOL),
     "agreement_fail": ("the whole CI lies below the gate", lambda e: e["high"] < e["gate"] - TOL),
@@ -62,9 +72,9 @@ KINDS = {
     "fastest_point": ("its point estimate (ratio or latency) is the lowest of the group named",
                       lambda e: e["value"] <= min(e["others"]) + TOL),
     "fastest_paired": ("the lowest ratio of the group, and the runtimes named as not told apart from it are exactly "
-                       "those whose own per-round ratio to it holds 1 (or has no interval)",
+                       "those whose own per-round ratio to it holds 1 with rounds both ways (or has no interval)",
                        lambda e: e["value"] <= min(e["others"]) + TOL and
-                       e["named"] == sum(v is None or v[0] <= 1 <= v[1] for v in e["versus"])),
+                       e["named"] == sum(v is None or (_holds(v, 1) and not _one_way(v)) for v in e["versus"])),
     "ranked_point": ("listed in the order of their point estimates, lowest first",
                      lambda e: all(a <= b + TOL for a, b in zip(e["values"], e["values"][1:]))),
     "all_equal": ("every runtime of the group has the same value", lambda e: len(set(e["values"])) == 1),
@@ -84,10 +94,16 @@ KINDS = {
     "recommend": ("it passes all three gates and has the lowest ratio of those that do",
                   lambda e: e["outcome"] == "deployment-worthy" and e["ratio"] <= min(e["others"], default=e["ratio"])),
     # the fixed states computed again in fresh processes (repeats), compared bit for bit with the first time
-    "reproducible": ("every repeat's Q-values equal the first measurement's bit for bit on every state compared",
-                     lambda e: e["reproducible"] and e["differing_repeats"] == 0 < e["repeats"]),
+    "reproducible": ("every repeat's Q-values equal the first measurement's bit for bit on every state compared, in "
+                     "at least as many fresh processes as the rule needs (for a compiled runtime: processes that "
+                     "started without a carried compile cache)",
+                     lambda e: e["reproducible"] is True and e["differing_repeats"] == 0 and e["fresh"] >= e["needed"]
+                     and e["repeats"] >= e["fresh"]),
+    "reproducibility_not_shown": ("no repeat differed, but fewer fresh processes agreed than the rule needs",
+                                  lambda e: e["reproducible"] is None and e["differing_repeats"] == 0
+                                  and e["fresh"] < e["needed"]),
     "not_reproducible": ("some repeat's Q-values differ in at least one bit; the counts are the worst repeat's",
-                         lambda e: not e["reproducible"] and 0 < e["differing_repeats"] <= e["repeats"]
+                         lambda e: e["reproducible"] is False and 0 < e["differing_repeats"] <= e["repeats"]
                          and 0 < e["q_differ"] <= e["states"] and e["action_differ"] <= e["states"]),
     "fastest_exact": ("of the runtimes that pass all three gates with no flip, the lowest ratio",
                       lambda e: e["flips"] == 0 and e["ratio"] <= min(e["others"], default=e["ratio"])),
@@ -118,8 +134,11 @@ def say(t, kind: str, key: str, evidence: dict, subject: str | None = None, **pa
 
 
 def speed_kind(e: dict) -> str:
-    return "speed_faster" if check("speed_faster", e) else "speed_slower" if check("speed_slower", e) \
-        else "speed_unresolved"
+    if check("speed_faster", e):
+        return "speed_faster"
+    if check("speed_slower", e):
+        return "speed_slower"
+    return "speed_every_round" if _one_way(e) else "speed_unresolved"
 
 
 def titles(names: list[str], t) -> str:

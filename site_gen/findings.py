@@ -8,7 +8,8 @@ import numpy as np
 from . import claims
 from .analysis import RunResult, RuntimeResult, head_to_head
 from .claims import titles
-from .wording import conditional_power, gate_reason, pct, play_evidence, reproduction, rounds_text, speed, stat_name
+from .wording import (conditional_power, gate_reason, gate_speed, next_range, pct, play_evidence, reproduction,
+                      rounds_text, speed, speed_evidence, speed_needed, stat_name)
 
 
 def _speedup(r: RuntimeResult) -> float:
@@ -26,8 +27,14 @@ def recommendation(res: RunResult) -> dict | None:
     best, out = worthy[0], {"runtime": worthy[0], "runner_up": None, "versus": None, "tie": False}
     if len(worthy) > 1:
         versus = head_to_head(best, worthy[1], res.gates.speed_statistic)
-        out.update(runner_up=worthy[1], versus=versus, tie=versus is None or versus["low"] <= 1 <= versus["high"])
+        out.update(runner_up=worthy[1], versus=versus, tie=is_tie(versus))
     return out
+
+
+def is_tie(versus: dict | None) -> bool:
+    """Two runtimes cannot be told apart in speed: no pair measured in the same rounds, or their own ratio's 95 %
+    confidence interval holds 1 and their rounds went both ways (every round one way is never a tie)."""
+    return versus is None or claims.speed_kind(versus) == "speed_unresolved"
 
 
 def measured_reference(res: RunResult):
@@ -46,9 +53,8 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
             b = min(best_undecided, key=lambda r: r.ratio[0])
             e = {"value": b.ratio[0], "others": [r.ratio[0] for r in best_undecided]}
             return claims.say(t, "fastest_point", "find_no_recommendation_undecided", e, b.rows.runtime_id,
-                     runtime=b.rows.title, stat=stat_name(res),
-                     times=f"{_speedup(b):.2f}", low=f"{1 / b.ratio[2]:.2f}", high=f"{1 / b.ratio[1]:.2f}",
-                     why=undecided_why(b, t))
+                              runtime=b.rows.title, stat=stat_name(res), times=f"{_speedup(b):.2f}",
+                              low=f"{1 / b.ratio[2]:.2f}", high=f"{1 / b.ratio[1]:.2f}", why=undecided_why(b, t))
         return t("find_no_recommendation")
     r, q = rec["runtime"], res.gates.speed_statistic
     others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
@@ -56,10 +62,11 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
     text = claims.say(t, "recommend", "find_recommend", evidence, r.rows.runtime_id, runtime=r.rows.title,
              stat=stat_name(res), value=f"{r.latency[q]:.3f}", margin=f"{r.play['margin']:.2f}",
              times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}", high=f"{1 / r.ratio[1]:.2f}",
-             rounds=rounds_text(r.ratios[q], t), ref=ref.rows.title, ref_value=f"{ref.latency[q]:.3f}",
+             rounds=rounds_text(r.ratios[q], t), next=next_range(r.ratios[q], t), ref=ref.rows.title,
+             ref_value=f"{ref.latency[q]:.3f}",
              saved=f"{ref.latency[q] - r.latency[q]:.3f}",
              same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
-    if r.reproduction and not r.reproduction["reproducible"]:   # part of the verdict a deployer must know
+    if r.reproduction and r.reproduction["reproducible"] is not True:   # part of the verdict a deployer must know
         text += " " + t("find_recommend_not_reproducible", why=reproduction(r.reproduction, t, r.rows.runtime_id))
     if rec["runner_up"] is not None and versus:
         v, other = rec["versus"], rec["runner_up"].rows.title
@@ -68,7 +75,8 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
         else:   # the runner-up sentence claims what the two's own per-round ratio licenses, as its speed claim does
             pair = f"{r.rows.runtime_id}/{rec['runner_up'].rows.runtime_id}"
             text += " " + claims.say(t, claims.speed_kind(v), "find_tie" if rec["tie"] else "find_ahead", v, pair,
-                                     other=other, stat=stat_name(res), speed=speed(v, t, pair), rounds=rounds_text(v, t))
+                                     other=other, stat=stat_name(res), rounds=rounds_text(v, t),
+                                     speed=speed(v, t, pair, t("whose_runtime", runtime=other)))
     return text
 
 
@@ -77,9 +85,14 @@ def _identical(p: dict) -> bool:
 
 
 def fastest_exact(res: RunResult):
-    """The fastest runtime that passes and never flipped a played decision, or None."""
+    """The fastest runtime that passes, never flipped a played decision and is shown reproducible between processes
+    (``rtreport.reproducibility.standing``), or None."""
     adopted = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
-    return min((r for r in adopted if r.shadow and r.shadow["flips"] == 0), key=lambda r: r.ratio[0], default=None)
+    return min((r for r in adopted if _exact(r)), key=lambda r: r.ratio[0], default=None)
+
+
+def _exact(r: RuntimeResult) -> bool:
+    return bool(r.shadow and r.shadow["flips"] == 0 and r.reproduction and r.reproduction["reproducible"] is True)
 
 
 def trade_off(res: RunResult, t) -> list[str]:
@@ -90,7 +103,7 @@ def trade_off(res: RunResult, t) -> list[str]:
         return []
     fast = rec["runtime"]
     adopted = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
-    exact = sorted([r for r in adopted if r.shadow and r.shadow["flips"] == 0], key=lambda r: r.ratio[0])
+    exact = sorted([r for r in adopted if _exact(r)], key=lambda r: r.ratio[0])
     if not exact:
         return [t(claims.count_key("trade_none_exact", len(adopted)), n=len(adopted))]
     best = exact[0]
@@ -104,7 +117,8 @@ def trade_off(res: RunResult, t) -> list[str]:
     pair = f"{fast.rows.runtime_id}/{best.rows.runtime_id}"
     out.append(t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title) if v is None else
                claims.say(t, claims.speed_kind(v), "trade_speed", v, pair, fast=fast.rows.title, exact=best.rows.title,
-                          stat=stat_name(res), rounds=rounds_text(v, t), speed=speed(v, t, pair)))
+                          stat=stat_name(res), rounds=rounds_text(v, t),
+                          speed=speed(v, t, pair, t("whose_runtime", runtime=best.rows.title))))
     s = fast.shadow
     lowest = ""
     if len(adopted) > 2:
@@ -141,13 +155,15 @@ def undecided_why(r: RuntimeResult, t) -> str:
         return claims.say(t, "play_undecided", "why_play_undecided", play_evidence(gate.detail), r.rows.runtime_id,
                           n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))
     if gate.gate == "faster":
-        d = gate.detail
-        needed = t(f"needs_{d['level']}", n=d["needed"], have=d[d["level"]]) if d.get("needed") else t("needs_speed_unknown")
-        e = {"value": gate.value, "low": gate.low, "high": gate.high, "gate": gate.threshold}
+        d, e = gate.detail, speed_evidence(gate)
+        if not d.get("confirmed", True):
+            return claims.say(t, "gate_faster_unconfirmed", claims.count_key("why_faster_unconfirmed",
+                                                                               d["measurements"]), e,
+                              r.rows.runtime_id, stat=d["statistic"].upper(), have=d["measurements"],
+                              least=d["min_measurements"])
         return claims.say(t, "gate_faster_straddles", "why_faster_undecided", e, r.rows.runtime_id,
-                          stat=d["statistic"].upper(), ratio=f"{gate.value:.3f}", low=f"{gate.low:.3f}",
-                          high=f"{gate.high:.3f}", gate=f"{gate.threshold:.2f}", threshold=pct(1 - gate.threshold, 0),
-                          needed=needed)
+                          stat=d["statistic"].upper(), times=f"{1 / gate.value:.2f}", low=f"{1 / gate.high:.2f}",
+                          high=f"{1 / gate.low:.2f}", gate=gate_speed(gate), needed=speed_needed(gate, t))
     return claims.say(t, "agreement_straddles", "why_agreement_undecided",
                       {"low": gate.low, "high": gate.high, "gate": gate.threshold}, r.rows.runtime_id,
                       low=pct(gate.low, 2), high=pct(gate.high, 2), threshold=pct(gate.threshold, 0))
@@ -174,8 +190,7 @@ def sentences(res: RunResult, t) -> list[str]:
             out.append(claims.say(t, "ranked_point", "find_speed", e, res.reference_id, top=top, ref=ref.rows.title,
                                   stat=stat_name(res),
                          ref_value=f"{ref.latency[q]:.3f}", slowest=ranked[-1].rows.title,
-                         slowest_speed=speed(dict(zip(("value", "low", "high"), ranked[-1].ratio)), t,
-                                             ranked[-1].rows.runtime_id)))
+                         slowest_speed=speed(ranked[-1].ratios[q], t, ranked[-1].rows.runtime_id)))
     judged = [r for r in res.runtimes if r.verdict]
     for outcome in ("deployment-worthy", "not-adopted", "undecided"):
         group = [r for r in judged if r.verdict.outcome == outcome]
@@ -202,11 +217,11 @@ def failed_why(r: RuntimeResult, t) -> str:
         if g.state != "fail":
             continue
         if g.gate == "faster":
-            e = {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold}
+            e = speed_evidence(g)
             kind = "gate_faster_slower" if g.detail.get("slower") else "gate_faster_short"
             parts.append(claims.say(t, kind, "why_faster_slower" if g.detail.get("slower") else "why_faster_fail",
                                     e, r.rows.runtime_id, stat=g.detail["statistic"].upper(),
-                                    speed=speed(e, t, r.rows.runtime_id), threshold=pct(1 - g.threshold, 0)))
+                                    speed=speed(e, t, r.rows.runtime_id), gate=gate_speed(g)))
         elif g.gate == "agreement":
             parts.append(claims.say(t, "agreement_fail", "why_agreement_fail",
                                     {"low": g.low, "high": g.high, "gate": g.threshold}, r.rows.runtime_id,

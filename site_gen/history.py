@@ -1,12 +1,13 @@
 """A machine's history: the runs of one label (in one file or several), oldest first, per runtime its speed ratio,
 P95 and verdict in each, what changed between consecutive runs (libraries, driver, model, code), and a change
-flagged only where two runs' 95 % intervals do not overlap (as asv flags a regression); else it is "≈".
+flagged only where the two runs' typical values differ at 95 % over their independent measurements (as asv flags a
+regression); "≈" where they do not; and said to rest on one process where either run has a single measurement.
 
 ``shift`` and ``changes`` are pure; ``history_page`` turns them into a translated page model (templates place it).
 """
 from __future__ import annotations
 
-import math
+from rtreport import latency_stats
 
 from . import claims
 from .comparability import BASIS, _value
@@ -74,19 +75,12 @@ def not_alike(a: dict, b: dict) -> list[str]:
     return keys + (["hist_profile"] if a.get("profile") != b.get("profile") else [])
 
 
-def _interval(x) -> tuple | None:
-    if not x or any(v is None or not math.isfinite(v) for v in x):
-        return None
-    return tuple(float(v) for v in x)
-
-
-def shift(before, after) -> str | None:
-    """``before``/``after``: (point, low, high), lower is faster. "slower" or "faster" only when the intervals do
-    not overlap; "same" (≈) when they do; None when either is missing."""
-    a, b = _interval(before), _interval(after)
-    if a is None or b is None:
-        return None
-    return "slower" if b[1] > a[2] else "faster" if b[2] < a[1] else "same"
+def shift(before: dict | None, after: dict | None) -> str | None:
+    """``before``/``after``: a runtime's interval in two runs (``latency_stats.interval``), lower is faster:
+    "slower" or "faster" only when the two runs' typical values differ at 95 % (a Welch t interval over their
+    measurements, ``latency_stats.shift``); "same" (≈) when they do not; None when either rests on one measurement
+    (one process says nothing of the next) or is missing."""
+    return latency_stats.shift(before, after)
 
 
 def changes(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
@@ -99,7 +93,11 @@ def changes(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
 
 
 def _p95(r):
-    return (r.latency["p95"], r.latency["p95_ci_low"], r.latency["p95_ci_high"]) if r and r.latency else None
+    return r.latency["est"].get("p95") if r and r.latency else None
+
+
+def _ratio(r, q: str):
+    return r.ratios.get(q) if r and r.ratios else None
 
 
 def _shown(value, key: str, t: Translator) -> str:
@@ -141,8 +139,7 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
             title = r.rows.title
             parts = [verdict_cell(r, res, t)["text"]]
             if r.ratio:
-                parts.append(t("hist_ratio", speed=speed(dict(zip(("value", "low", "high"), r.ratio)), t,
-                                                         r.rows.runtime_id)))
+                parts.append(t("hist_ratio", speed=speed(r.ratios[res.gates.speed_statistic], t, r.rows.runtime_id)))
             if r.latency:
                 parts.append(t("hist_p95", p95=_ms(r.latency["p95"]), low=_ms(r.latency["p95_ci_low"]),
                                high=_ms(r.latency["p95_ci_high"])))
@@ -160,22 +157,25 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
             if a and b and a.rows.libraries != b.rows.libraries:
                 lines.append(t("hist_runtime_libraries", runtime=b.rows.title,
                                before=_libs(a.rows.libraries, t), after=_libs(b.rows.libraries, t)))
-        flags, same, moves = [], 0, []
+        flags, same, moves, single = [], 0, [], 0
+        q = cur.gates.speed_statistic
         for rid in order if not differ else []:
             a, b = prev.runtime(rid), cur.runtime(rid)
-            for what, x, y in (("hist_flag_p95", _p95(a), _p95(b)),
-                               ("hist_flag_ratio", a and a.ratio, b and b.ratio)):
+            for what, x, y in (("hist_flag_p95", _p95(a), _p95(b)), ("hist_flag_ratio", _ratio(a, q), _ratio(b, q))):
                 moved = shift(x, y)
                 moves.append(moved)
                 if moved in ("slower", "faster"):
                     flags.append(_flag(what, moved, b.rows.title, x, y, t))
                 elif moved == "same":
                     same += 1
+                elif x and y:
+                    single += 1
         steps.append({"heading": t("hist_step", a=head_runs[i - 1], b=head_runs[i]),
                       "changes": lines or [t("hist_nothing_changed")],
                       "not_alike": t("hist_not_alike", what=t("semi").join(t(k) for k in differ)) if differ else None,
                       "flags": flags, "calm": claims.say(t, "within_spread", "hist_calm", {"moves": moves, "n": same},
-                                                         None, n=same) if not differ and not flags else None})
+                                                         None, n=same) if not differ and not flags and same else None,
+                      "single": t("hist_single_process", n=single) if single and not differ else None})
     return {"heading": t("hist_heading", label=label), "intro": t("hist_intro", n=len(runs)),
             "answer": t("hist_answer", run=head_runs[best]), "runs": run_rows, "runs_head": head_runs,
             "table": {"head": [t("runtime"), *head_runs], "rows": table}, "steps": steps}
@@ -187,11 +187,12 @@ def _libs(libs: dict, t: Translator) -> str:
 
 def _flag(what: str, moved: str, title: str, x, y, t: Translator) -> str:
     if what == "hist_flag_p95":
-        values = {"before": _ms(x[0]), "after": _ms(y[0]), "b_low": _ms(x[1]), "b_high": _ms(x[2]),
-                  "a_low": _ms(y[1]), "a_high": _ms(y[2])}
+        values = {"before": _ms(x["value"]), "after": _ms(y["value"]), "b_low": _ms(x["low"]),
+                  "b_high": _ms(x["high"]), "a_low": _ms(y["low"]), "a_high": _ms(y["high"])}
     else:
         # ratios as numbers: a point read as "faster" or "slower" would claim what its own interval may not
-        values = dict(zip(("before", "b_low", "b_high", "after", "a_low", "a_high"), (f"{v:.3f}" for v in (*x, *y))))
+        values = dict(zip(("before", "b_low", "b_high", "after", "a_low", "a_high"),
+                          (f"{v:.3f}" for v in (x["value"], x["low"], x["high"], y["value"], y["low"], y["high"]))))
     return t(what, runtime=title, moved=t(f"hist_{moved}"), **values)
 
 

@@ -62,7 +62,7 @@ def headline(res: RunResult, t: Translator) -> str:
         said = claims.say(t, "recommend", "card_use", {"outcome": r.verdict.outcome, "ratio": r.ratio[0],
                                                        "others": others}, r.rows.runtime_id,
                           runtime=r.rows.title, **_speed(r, res))
-        if r.reproduction and not r.reproduction["reproducible"]:   # the short answer keeps what a deployer must know
+        if r.reproduction and r.reproduction["reproducible"] is False:   # the short answer keeps what a deployer must know
             said += t("card_not_reproducible")
         return said
     timed = [r for r in res.runtimes if r.ratio]

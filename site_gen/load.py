@@ -62,6 +62,9 @@ class RunRows:
     sessions: list = field(default_factory=list)   # each command that wrote the run (the first, every --resume)
     floors: dict = field(default_factory=dict)     # kind -> seconds array (the copy floor of a GPU machine)
     damaged: str | None = None                     # what no longer matches the rows recorded at the run's end
+    repeat_details: dict = field(default_factory=dict)   # repeat -> {runtime id: details}: what each repeat's
+                                                         # process said of each runtime (its compile cache, …)
+    retaken: list = field(default_factory=list)    # rounds measured again for foreign load: (runtime, round, attempt)
 
     @property
     def complete(self) -> bool:
@@ -265,4 +268,11 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                          (n, str(a) if a else None, str(b) if b else None, st, d, h)))
                 for n, a, b, st, d, h in con.execute("SELECT session, started_at, finished_at, status, detail, code_hash "
                                                      "FROM sessions WHERE run_id = ? ORDER BY session", [run_id]).fetchall()]
-    return RunRows(path, run, runtimes, found, sessions, floors)
+    repeat_details = {int(k): {rid: (v or {}).get("details") or {} for rid, v in _json(rts).items()}
+                      for k, rts in con.execute("SELECT repeat, runtimes FROM repeats WHERE run_id = ? ORDER BY repeat",
+                                                [run_id]).fetchall()}
+    has_retaken = bool(con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'retaken'").fetchall())
+    retaken = [tuple(r) for r in con.execute("SELECT runtime_id, round, attempt FROM retaken WHERE run_id = ? "
+                                             "ORDER BY runtime_id, round, attempt", [run_id]).fetchall()] \
+        if has_retaken else []
+    return RunRows(path, run, runtimes, found, sessions, floors, repeat_details=repeat_details, retaken=retaken)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from rtreport import host_load
 from rtreport.labels import slug as slug_of
 
 from . import claims, reasons, wording
@@ -74,7 +75,9 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
 
 
 def gates_view(gates: Gates, t: Translator, root: str = "../") -> dict:
-    return {"lines": [t("gate_faster", stat=gates.speed_statistic.upper(), threshold=pct(gates.min_p95_reduction, 0)),
+    limit = 1 - gates.min_p95_reduction
+    return {"lines": [t("gate_faster", stat=gates.speed_statistic.upper(), gate=f"{1 / limit:.2f}", limit=f"{limit:.2f}",
+                        least=gates.min_measurements),
                       t("gate_agreement", threshold=pct(gates.min_same_action_fraction, 0)),
                       t("gate_play", threshold=pct(gates.play_margin, 0))],
             "source": t("gates_source", source=t("gate_source_default") if gates.source == "default" else gates.source),
@@ -93,7 +96,7 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
     repro = [wording.reproduction(r.reproduction, t, r.rows.runtime_id)] if r.reproduction else []
     repro += [wording.twin(r.twin, t, r.rows.runtime_id)] if r.twin else []
     repro += [wording.stood_in(r.shadow["stood_in"], t, r.rows.runtime_id)] if r.shadow and r.shadow.get("stood_in") else []
-    badge = "" if not r.reproduction or r.reproduction["reproducible"] else f" · {t('badge_not_reproducible')}"
+    badge = f" · {t('badge_not_reproducible')}" if r.reproduction and r.reproduction["reproducible"] is False else ""
     if r.is_reference and not res.withheld == "reference-not-measured":
         return {"css": "ref", "text": t("outcome_reference") + badge, "title": "",
                 "reasons": [t("reason_reference"), *repro], "raw": None}
@@ -153,8 +156,11 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "scope": scope_text(res, t),
         "verdicts": verdicts, "family": family_text(res, t), "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
-        # a run without a later repeat: its intervals are a prediction that no second measurement has tested yet
-        "speed_unconfirmed": t("speed_unconfirmed") if lat_n and repeats_tables(res, t) is None else None,
+        # fewer independent measurements than the speed gate needs: no speed verdict, and how to take more
+        "speed_unconfirmed": t(claims.count_key("speed_unconfirmed", res.measurements), have=res.measurements,
+                               least=res.gates.min_measurements)
+        if lat_n and res.measurements < res.gates.min_measurements else None,
+        "speed_notes": speed_notes(res, t) if lat_n else [],
         "run_file": res.rows.source.name,
         "played_intro": t("played_intro"),
         "agreement_intro": t("agreement_intro", states=run.get("settings", {}).get("states", "?"),
@@ -171,6 +177,22 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                       for r in res.runtimes if r.rows.status == "available"],
         "not_run": not_run, "provenance": [{"label": k, "value": v} for k, v in provenance_rows(res, t)],
     }
+
+
+def speed_notes(res: RunResult, t: Translator) -> list[str]:
+    """What the speed figures rest on, beside them: rounds under other processes' load (measured again, still
+    loaded), and whether the speed gate's rule was written after the file was made."""
+    load, out = res.load, []
+    if load and load["rounds"]:
+        limit = pct(host_load.FOREIGN_LIMIT, 0)
+        if load["retaking"]:
+            out.append(t("speed_load_retaking", rounds=f"{load['rounds']:,}", retaken=load["retaken"],
+                         loaded=load["loaded"], limit=limit, retakes=load["retakes"]))
+        else:
+            out.append(t("speed_load_before", rounds=f"{load['rounds']:,}", loaded=load["loaded"], limit=limit))
+    if res.rejudged:
+        out.append(t("speed_rejudged", date=res.gates.rule_written, least=res.gates.min_measurements))
+    return out
 
 
 def runtime_order(results: list[RunResult]) -> list[str]:

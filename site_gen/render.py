@@ -34,7 +34,7 @@ TOUCH_ICON = "apple-touch-icon.png"               # 180×180, the favicon's pict
 MARKER = ".rtreport-site"
 SITE_PICTURE = "og/site.png"                      # the share picture of pages that are not one machine's
 CSV_HEADERS = {
-    "speed": ["runtime_id", "p95_ms", "times_reference_speed", "ci_low", "ci_high"],
+    "speed": ["runtime_id", "p95_ms", "times_reference_speed", "ci_low", "ci_high", "next_low", "next_high"],
     "latency": ["runtime_id", "samples", "p50_ms", "p95_ms", "p95_ci_low_ms", "p95_ci_high_ms", "p99_ms", "mean_ms",
                 "std_ms"],
     "throughput": ["runtime_id", "batch_size", "decisions_per_second"],

@@ -6,6 +6,7 @@ from .analysis import RunResult, head_to_head
 from .chart_margins import legend_room, set_margins
 from .charts import GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline, _wrap, hover_lines
 from .claims import titles
+from .findings import is_tie
 from .wording import stat_name
 
 
@@ -18,35 +19,51 @@ def speed_chart(res: RunResult, t) -> Chart | None:
     names = [r.rows.title for r in ran]
     speed = [1 / r.ratio[0] for r in ran]
     hi, lo = [1 / r.ratio[1] for r in ran], [1 / r.ratio[2] for r in ran]
+    # the range the next measurement will show (prediction interval), where the file has two measurements or more
+    nxt = [(1 / e["next_high"], 1 / e["next_low"]) if e and e.get("next_low") else None
+           for e in (r.ratios.get(q) for r in ran)]
     gate = 1 / (1 - res.gates.min_p95_reduction)
-    custom = [[f"{r.latency[q]:.3f}", f"{a:.2f}", f"{b:.2f}"] for r, a, b in zip(ran, lo, hi)]
+    custom = [[f"{r.latency[q]:.3f}", f"{a:.2f}", f"{b:.2f}", f"{n[0]:.2f}–{n[1]:.2f}×" if n else t("none")]
+              for r, a, b, n in zip(ran, lo, hi, nxt)]
     trace = {"type": "bar", "orientation": "h", "y": names, "x": [_r(s, 3) for s in speed],
-             "marker": {"color": [_color(res, r.rows.runtime_id) for r in ran]},
+             "marker": {"color": [_color(res, r.rows.runtime_id) for r in ran]}, "name": t("legend_speed_ci"),
              "error_x": {"type": "data", "symmetric": False, "array": [_r(h - s, 3) for h, s in zip(hi, speed)],
-                         "arrayminus": [_r(s - low, 3) for s, low in zip(speed, lo)], "color": "#1b1f24"},
+                         "arrayminus": [_r(s - low, 3) for s, low in zip(speed, lo)], "color": "#1b1f24",
+                         "thickness": 2.5},
              "customdata": custom, "text": [_wrap(n) for n in names], "textposition": "none",
              "hovertemplate": "%{text}<br>" + stat + " " + hover_lines(t("hover_speed")) + "<extra></extra>"}
+    data = [trace]
+    shown = [(name, s, n) for name, s, n in zip(names, speed, nxt) if n]
+    if shown:   # thin whiskers beyond the bars: what the next measurement will show
+        data.append({"type": "scatter", "mode": "markers", "y": [x[0] for x in shown], "x": [_r(x[1], 3) for x in shown],
+                     "name": t("legend_speed_next"), "marker": {"size": 1, "color": "rgba(0,0,0,0)"},
+                     "error_x": {"type": "data", "symmetric": False, "color": "#8c959f", "thickness": 1, "width": 0,
+                                 "array": [_r(x[2][1] - x[1], 3) for x in shown],
+                                 "arrayminus": [_r(x[1] - x[2][0], 3) for x in shown]},
+                     "hoverinfo": "skip"})
     g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"), "left")
     one, ref = _vline(1, ZERO_LINE, t("ref_line_speed"), "left")
-    fig = set_margins({"data": [trace], "layout": _rows_layout(t, len(ran), t("axis_times_reference", stat=stat),
-                                                               names, shapes=[one, g], annotations=ref + note)})
-    rows = [[r.rows.title, f"{r.latency[q]:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×"]
-            for r, s, a, b in zip(ran, speed, lo, hi)]
-    csv = [[r.rows.runtime_id, r.latency[q], s, a, b] for r, s, a, b in zip(ran, speed, lo, hi)]
+    fig = set_margins({"data": data, "layout": _rows_layout(t, len(ran), t("axis_times_reference", stat=stat),
+                                                            names, shapes=[one, g], annotations=ref + note)})
+    rows = [[r.rows.title, f"{r.latency[q]:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×",
+             f"{n[0]:.2f}× – {n[1]:.2f}×" if n else t("none")]
+            for r, s, a, b, n in zip(ran, speed, lo, hi, nxt)]
+    csv = [[r.rows.runtime_id, r.latency[q], s, a, b, n[0] if n else None, n[1] if n else None]
+           for r, s, a, b, n in zip(ran, speed, lo, hi, nxt)]
     best = ran[0]
-    ties, pairs = [], []   # compared with the fastest directly, round by round: its own ratio's interval holds 1
+    ties, pairs = [], []   # compared with the fastest directly, round by round (``findings.is_tie``)
     for r in ran[1:]:
         versus = head_to_head(best, r, q)
-        pairs.append(versus and (versus["low"], versus["high"]))
-        if versus is None or versus["low"] <= 1 <= versus["high"]:
+        pairs.append(versus)
+        if is_tie(versus):
             ties.append(r.rows.title)
     said = {"stat": stat, "fastest": best.rows.title, "times": f"{speed[0]:.2f}", "low": f"{lo[0]:.2f}",
             "high": f"{hi[0]:.2f}"}
     e = {"value": best.ratio[0], "others": [r.ratio[0] for r in ran], "named": len(ties), "versus": pairs}
     summary = ("sum_speed_ties", {**said, "ties": titles(ties, t)}, "fastest_paired", e) if ties else \
         ("sum_speed", said, "fastest_paired", e)
-    return Chart("speed", fig, ["col_runtime", f"col_{q}_ms", "col_times", "col_interval95"], rows, "title_speed",
-                 "cap_speed", summary, csv)
+    return Chart("speed", fig, ["col_runtime", f"col_{q}_ms", "col_times", "col_ci95", "col_next95"], rows,
+                 "title_speed", "cap_speed", summary, csv)
 
 
 def latency_chart(res: RunResult, t) -> Chart | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rtreport import latency_stats
+from rtreport import host_load, latency_stats
 from rtreport.stats import MARGIN_BINS
 
 from .analysis import RunResult
@@ -69,8 +69,17 @@ def repeats_tables(res: RunResult, t: Translator) -> dict | None:
         per = dict((g, v) for g, v, _ in latency_stats.repeat_values(latency_stats.paired_ratios(r.keyed, ref.keyed, q)))
         interval = r.ratios.get(q)
         rows.append([r.rows.title, *[f"{per[g]:.3f}" if g in per else t("none") for g in groups],
-                     f"{interval['low']:.3f}–{interval['high']:.3f}" if interval else t("none")])
-    ratios = {"head": [t("col_runtime"), *[name(g) for g in groups], t("col_vs_reference_ci")], "rows": rows}
+                     f"{interval['low']:.3f}–{interval['high']:.3f}" if interval else t("none"),
+                     f"{interval['next_low']:.3f}–{interval['next_high']:.3f}" if interval and interval["next_low"]
+                     else t("none")])
+    ratios = {"head": [t("col_runtime"), *[name(g) for g in groups], t("col_vs_reference_ci"),
+                       t("col_vs_reference_next")], "rows": rows}
+    again: dict = {}
+    repeat_of = {(r.rows.runtime_id, i["round"]): int((i.get("conditions") or {}).get("repeat") or 0)
+                 for r in res.runtimes for i in r.rows.round_info}
+    for rid, round_, _ in res.rows.retaken:
+        g = repeat_of.get((rid, round_), 0)
+        again.setdefault(g, set()).add((rid, round_))
     info: dict = {}
     for r in res.runtimes:
         for i in r.rows.round_info:
@@ -86,9 +95,11 @@ def repeats_tables(res: RunResult, t: Translator) -> dict | None:
                            _span([c.get("cpu_busy") for c in cs], lambda x: pct(x, 0)),
                            _span([c.get("cpu_mhz") for c in cs], lambda x: f"{x:.0f}"),
                            _span([(c.get("after") or {}).get("sm_clock_mhz") for c in cs], lambda x: f"{x:.0f}"),
-                           str(sum(1 for entries in rounds.values() if any(c.get("flagged") for _, c in entries)))])
+                           _span([host_load.foreign_share(c) for c in cs], lambda x: pct(x, 0)),
+                           str(len(again.get(g, ()))),
+                           str(sum(1 for entries in rounds.values() if any(host_load.loaded(c) for _, c in entries)))])
     head = [t(k) for k in ("col_measurement", "col_rounds", "col_started", "col_host_load", "col_cpu_busy",
-                           "col_cpu_mhz", "col_gpu_clock", "col_flagged")]
+                           "col_cpu_mhz", "col_gpu_clock", "col_foreign", "col_retaken", "col_loaded")]
     return {"intro": t("repeats_intro", stat=stat_name(res)), "ratios": ratios,
             "conditions": {"head": head, "rows": conditions}}
 

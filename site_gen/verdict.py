@@ -36,23 +36,29 @@ class Verdict:
 
 def faster_gate(gates, ratio) -> GateResult:
     """``ratio``: latency_stats.interval of the per-round ratio candidate / reference for the gate's statistic
-    (``gates.speed_statistic``), or None. Pass ("faster"): even the interval's upper end is at least
-    ``min_p95_reduction`` below 1. Fail: even its lower end is not — "slower" when that end is above 1, else "not
-    faster enough". Otherwise undecided, with how many rounds (or repeats) at the observed spread would decide."""
+    (``gates.speed_statistic``), or None. The gate reads the 95 % confidence interval for the machine's typical
+    ratio. Pass ("faster"): even its upper end is at least ``min_p95_reduction`` below 1. Fail: even its lower end
+    is not — "slower" when that end is above 1, else "not faster enough". Otherwise undecided, with how many
+    measurements in all at the observed spread would decide. With fewer independent measurements than
+    ``gates.min_measurements`` it is undecided whatever the interval shows: "not confirmed"."""
     limit = 1 - gates.min_p95_reduction
     if ratio is None:
         return GateResult("faster", "missing", None, None, None, limit, {"statistic": gates.speed_statistic})
     point, low, high = ratio["value"], ratio["low"], ratio["high"]
-    state = "pass" if high <= limit + TOLERANCE else "fail" if low > limit + TOLERANCE else "undecided"
+    measurements, least = ratio["measurements"], gates.min_measurements
+    confirmed = measurements >= least
+    state = ("undecided" if not confirmed else "pass" if high <= limit + TOLERANCE
+             else "fail" if low > limit + TOLERANCE else "undecided")
     detail = {"statistic": gates.speed_statistic, "rounds": ratio["rounds"], "repeats": ratio["repeats"],
-              "boots": ratio.get("boots"), "level": ratio["level"], "slower": state == "fail" and low > 1 + TOLERANCE,
-              "needed": None}
+              "boots": ratio.get("boots"), "measurements": measurements, "min_measurements": least,
+              "confirmed": confirmed, "level": ratio["level"], "next_low": ratio.get("next_low"),
+              "next_high": ratio.get("next_high"), "below": ratio.get("below"), "above": ratio.get("above"),
+              "slower": state == "fail" and low > 1 + TOLERANCE, "needed": None}
     if state == "undecided":
-        needed = latency_stats.rounds_to_decide(ratio, limit)   # rounds; or groups of rounds at the repeat level
-        if needed and ratio["level"] == "repeats":
-            needed -= 1                                         # the protocol's own rounds are the first group
-        have = ratio[ratio["level"]]   # rounds, repeats or boots
-        detail["needed"] = needed if needed and needed > have else None
+        needed = latency_stats.measurements_to_decide(ratio, limit)
+        if not confirmed:
+            needed = max(least, needed or least)
+        detail["needed"] = needed if needed and needed > measurements else None
     return GateResult("faster", state, point, low, high, limit, detail)
 
 

@@ -7,9 +7,12 @@ import json
 from .analysis import RunResult
 
 FIELDS = {"faster": ("{stat}_ratio", "ratio of {STAT}s, candidate / reference of the same latency round: geometric mean "
-                                     "over rounds (where the file has repeats, the mean of each measurement's own "
-                                     "geometric mean, each measurement weighing the same), 95 % prediction interval "
-                                     "for the next measurement (over rounds, or over repeats where the file has any)"),
+                                     "over each independent measurement's rounds (the machine's boots where the "
+                                     "rounds name two or more, else its fresh processes), then over the "
+                                     "measurements, each weighing the same; ci_low/ci_high: the 95 % confidence "
+                                     "interval for the machine's typical ratio, t(G-1) over the G measurements (the "
+                                     "gate reads it); next_low/next_high: the 95 % prediction interval for what one "
+                                     "more measurement will show"),
           "agreement": ("same_action_fraction", "share of the reference's played decisions with the same action "
                                                 "(95 % CI: episodes resampled)"),
           "play": ("mean_paired_difference", "mean same-seed score difference, candidate − reference "
@@ -43,11 +46,16 @@ def verdicts_document(res: RunResult) -> str:
                 if g.gate == "faster" and r.latency:
                     gate["n"] = r.latency["n"]
                     gate["rounds"] = len(r.latency["rounds"])
-                    gate.update(repeats=g.detail.get("repeats", 0), boots=g.detail.get("boots"),
-                                interval_level=g.detail.get("level"),
-                                slower=g.detail.get("slower"))
-                    if g.detail.get("needed"):
-                        gate["needed_" + g.detail["level"]] = g.detail["needed"]
+                    d = g.detail
+                    gate.update(next_low=_round(d.get("next_low")), next_high=_round(d.get("next_high")),
+                                measurements=d.get("measurements"), min_measurements=d.get("min_measurements"),
+                                confirmed=d.get("confirmed"), repeats=d.get("repeats", 0), boots=d.get("boots"),
+                                interval_level=d.get("level"), rounds_below_1=d.get("below"),
+                                rounds_above_1=d.get("above"), slower=d.get("slower"))
+                    if d.get("needed"):
+                        gate["needed_measurements"] = d["needed"]
+                    if d.get("load"):
+                        gate["rounds_under_load"] = {k: d["load"][k] for k in ("rounds", "retaken", "loaded")}
                 if g.gate == "agreement" and g.detail:
                     gate.update(n=g.detail["decisions"], same=g.detail["same"], episodes=g.detail["episodes"])
                 if g.gate == "play" and g.detail:
@@ -63,8 +71,11 @@ def verdicts_document(res: RunResult) -> str:
             rep = r.reproduction
             entry["reproducibility"] = {
                 "reproducible": rep["reproducible"], "repeats": rep["repeats"], "states": rep["states"],
+                "fresh_processes": rep["fresh"], "needed": rep["needed"], "compiled": rep["compiled"],
                 "meaning": "fixed states' Q-values computed again in fresh processes (repeats), compared bit for bit "
-                           "with the run's first measurement",
+                           "with the run's first measurement; true only when at least `needed` repeats agreed (for "
+                           "a compiled runtime: repeats that started without a carried compile cache), null when "
+                           "too few did (not shown), false when one differed",
                 "per_repeat": {str(k): v for k, v in rep["per_repeat"].items()}}
         if r.twin:   # in play, a CUDA-graph twin computed its decisions (collect.play.twins)
             entry["play_decisions_by_twin"] = {
@@ -76,7 +87,8 @@ def verdicts_document(res: RunResult) -> str:
     doc = {"machine": run["label"], "run_id": run["run_id"], "status": run["status"], "profile": run.get("profile"),
            "reference": res.reference_id, "withheld": res.withheld, "source": res.rows.source.name,
            "gates": {"source": res.gates.source, "speed_statistic": res.gates.speed_statistic,
-                     "min_reduction": res.gates.min_p95_reduction,
+                     "min_reduction": res.gates.min_p95_reduction, "min_measurements": res.gates.min_measurements,
+                     "speed_rule_written": res.gates.rule_written, "rejudged": res.rejudged,
                      "min_same_action_fraction": res.gates.min_same_action_fraction,
                      "play_margin_fraction_of_reference_mean": res.gates.play_margin},
            "runtimes": runtimes}

@@ -35,28 +35,47 @@ def stat_name(res) -> str:
 
 
 def rounds_text(e: dict, t: Translator) -> str:
-    """How many rounds an interval comes from, and, where it is the two-level one, that they are the run's and its
-    repeats' ("15 rounds of the run and 2 repeats")."""
+    """What an interval rests on: its rounds, and the independent measurements they come from (the machine's boots,
+    or fresh processes: the run and its repeats), or that they come from one process."""
     if e.get("level") == "boots":
-        return t("n_rounds_boots", n=e["rounds"], groups=e["repeats"] + 1, boots=e["boots"])
-    if e.get("level") == "repeats" and e.get("repeats"):
+        return t("n_rounds_boots", n=e["rounds"], groups=e["measurements"], boots=e["boots"])
+    if e.get("level") == "repeats":
         return t(claims.count_key("n_rounds_repeats", e["repeats"]), n=e["rounds"], repeats=e["repeats"],
-                 groups=e["repeats"] + 1)
+                 groups=e["measurements"])
     return t("n_rounds", n=e["rounds"])
 
 
-def speed(e: dict, t: Translator, subject: str | None = None) -> str:
-    """A latency ratio (``value``, ``low``, ``high``) with its 95 % interval as the reader says it: "31.0 % faster"
-    only when the whole interval is faster, "slower" only when all of it is slower, otherwise no direction."""
+def times(ratio: float) -> str:
+    """A latency ratio (candidate / reference) as a speed: "3.49" (× the reference's speed)."""
+    return f"{1 / ratio:.2f}"
+
+
+def speed(e: dict, t: Translator, subject: str | None = None, whose: str | None = None) -> str:
+    """A latency ratio (``value``, ``low``, ``high``: its 95 % confidence interval; ``rounds``, ``below``, ``above``:
+    its rounds and how many of them fell under / over 1) said on one scale, as a speed: "3.49× the reference's
+    speed (95 % CI 2.10–5.80×)" (``whose``: whose speed, the reference's by default). An interval that holds 1×
+    says so: "no difference shown" only where the rounds went both ways; where every round went one way it says
+    that, and no tie."""
     kind = claims.speed_kind(e)
-    if kind == "speed_unresolved":
-        return claims.say(t, kind, kind, e, subject, ratio=f"{e['value']:.3f}", low=f"{e['low']:.3f}",
-                          high=f"{e['high']:.3f}")
-    if kind == "speed_faster":
-        return claims.say(t, kind, kind, e, subject, value=pct(1 - e["value"]), low=pct(1 - e["high"]),
-                          high=pct(1 - e["low"]))
-    return claims.say(t, kind, kind, e, subject, value=pct(e["value"] - 1), low=pct(e["low"] - 1),
-                      high=pct(e["high"] - 1))
+    params = {"times": times(e["value"]), "low": times(e["high"]), "high": times(e["low"]),
+              "whose": whose or t("whose_reference")}
+    if kind == "speed_every_round":
+        params.update(rounds=e["rounds"], measurements=e.get("measurements") or 1,
+                      direction=t("round_faster" if e["below"] == e["rounds"] else "round_slower"))
+    return claims.say(t, kind, kind, e, subject, **params)
+
+
+def next_range(e: dict, t: Translator) -> str:
+    """The range a next measurement of this machine will show (the 95 % prediction interval), as a speed; "" where
+    there is none (one measurement)."""
+    if e.get("next_low") is None or e.get("next_high") is None:
+        return ""
+    return t("speed_next", low=times(e["next_high"]), high=times(e["next_low"]))
+
+
+def gate_speed(g) -> str:
+    """The faster gate as a speed: a ratio of at most 0.90 is "1.11" (× the reference's speed)."""
+    return times(g.threshold)
 
 
 def interval(low, high, value=None) -> dict:
@@ -69,9 +88,39 @@ PLAY_KINDS = {"pass": "play_non_inferior", "fail": "play_inferior", "undecided":
 
 
 def faster_kind(g) -> str:
+    if not g.detail.get("confirmed", True):
+        return "gate_faster_unconfirmed"
     if g.state == "fail":
         return "gate_faster_slower" if g.detail.get("slower") else "gate_faster_short"
     return FASTER_KINDS[g.state]
+
+
+def speed_evidence(g) -> dict:
+    """What a faster gate's sentence is checked against: its interval, the gate, its rounds' directions and its
+    measurements."""
+    d = g.detail
+    return {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold, "rounds": d["rounds"],
+            "below": d.get("below") or 0, "above": d.get("above") or 0, "measurements": d.get("measurements", 1),
+            "min_measurements": d.get("min_measurements", 3)}
+
+
+def load_text(load: dict | None, t: Translator) -> str:
+    """Beside a speed verdict, where any of its rounds (or the reference's) ran under other processes' load: how
+    many were measured again and how many still ran loaded; "" where none did."""
+    if not load or not (load["retaken"] or load["loaded"]):
+        return ""
+    return t("gate_faster_load", retaken=load["retaken"], loaded=load["loaded"], rounds=load["rounds"])
+
+
+def speed_needed(g, t: Translator) -> str:
+    """For an undecided faster gate: how many measurements in all would decide it at the spread seen."""
+    d = g.detail
+    if g.state != "undecided":
+        return ""
+    if not d.get("needed"):
+        return t("needs_speed_unknown")
+    key = "needs_boots" if d.get("level") == "boots" else "needs_repeats"
+    return t(key, n=d["needed"], have=d.get("measurements", 1))
 
 
 def play_evidence(d: dict) -> dict:
@@ -104,12 +153,10 @@ def gate_reason(g, t: Translator, subject: str | None = None) -> str:
     if g.gate == "faster":
         d = g.detail
         kind = faster_kind(g)
-        needed = "" if g.state != "undecided" else (t(f"needs_{d['level']}", n=d["needed"], have=d[d["level"]])
-                                                    if d.get("needed")
-                                                    else t("needs_speed_unknown"))
-        e = {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold}
+        e = speed_evidence(g)
         return claims.say(t, kind, kind, e, subject, stat=d["statistic"].upper(), speed=speed(e, t, subject),
-                          threshold=pct(1 - g.threshold, 0), rounds=rounds_text(d, t), needed=needed)
+                          gate=gate_speed(g), rounds=rounds_text(d, t), needed=speed_needed(g, t),
+                          least=d.get("min_measurements", 3), next=next_range(d, t)) + load_text(d.get("load"), t)
     if g.gate == "agreement":
         e = {"low": g.low, "high": g.high, "gate": g.threshold}
         return claims.say(t, AGREEMENT_KINDS[g.state], key, e, subject, value=pct(g.value, 2), low=pct(g.low, 2),
@@ -119,11 +166,18 @@ def gate_reason(g, t: Translator, subject: str | None = None) -> str:
 
 
 def reproduction(d: dict, t: Translator, subject: str | None = None) -> str:
-    """The fixed states again in fresh processes: the same bits every time, or the worst repeat's counts."""
-    e = {k: d[k] for k in ("reproducible", "repeats", "differing_repeats", "states", "q_differ", "action_differ")}
-    if d["reproducible"]:
-        return claims.say(t, "reproducible", claims.count_key("repro_same", d["repeats"]), e, subject,
-                          states=d["states"], repeats=d["repeats"])
+    """The fixed states again in fresh processes: shown reproducible (enough repeats, the same bits every time),
+    not reproducible (the worst repeat's counts), or not shown (too few repeats that count, with the counts)."""
+    e = {k: d[k] for k in ("reproducible", "repeats", "fresh", "needed", "differing_repeats", "states", "q_differ",
+                           "action_differ")}
+    if d["reproducible"] is True:
+        key = "repro_same_compiled" if d["compiled"] else "repro_same"
+        return claims.say(t, "reproducible", key, e, subject, states=d["states"], repeats=d["repeats"],
+                          fresh=d["fresh"])
+    if d["reproducible"] is None:
+        key = "repro_unshown_compiled" if d["compiled"] else claims.count_key("repro_unshown", d["repeats"])
+        return claims.say(t, "reproducibility_not_shown", key, e, subject, states=d["states"], repeats=d["repeats"],
+                          fresh=d["fresh"], needed=d["needed"])
     actions = t("repro_no_action") if not d["action_differ"] else t("repro_actions", n=d["action_differ"])
     return claims.say(t, "not_reproducible", claims.count_key("repro_differ", d["repeats"]), e, subject,
                       q=d["q_differ"], states=d["states"], actions=actions, bad=d["differing_repeats"],

@@ -243,7 +243,9 @@ ALLOWED_LATIN = {  # what stays Latin on a zh-TW page; rtreport's own words are 
     "onnxruntime", "openvino", "nncf", "Atari", "Breakout",
     # abbreviations and statistics' names
     "CPU", "GPU", "FP32", "FP16", "TF32", "INT8", "QDQ", "PTQ", "EP", "IQM", "CSV", "JSON", "SHA-256", "UTC", "SM",
-    "Q", "P10", "P50", "P90", "P95", "P99",
+    "Q", "P10", "P50", "P90", "P95", "P99", "MPS",
+    # engineering terms Taiwanese engineers say in English (docs/zh-tw-glossary.md)
+    "eager",
     # units
     "MB", "MiB", "KB", "B", "MHz", "mJ", "W", "C",
     # library switches and file names (runtime titles' own words are said in Chinese: i18n.TITLE_PHRASES)

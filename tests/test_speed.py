@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 from rtreport import latency_stats as ls
-from site_gen.analysis import analyse
+from site_gen import claims
+from site_gen.analysis import analyse, head_to_head
 from site_gen.findings import recommendation, recommendation_text, sentences
+from site_gen.speed_charts import speed_chart
 from site_gen.home import headline
 from site_gen.i18n import Translator
 from site_gen.load import RunRows, RuntimeRows
@@ -21,15 +23,30 @@ from site_gen.verdict import GateResult, Gates, Verdict, faster_gate
 GATES = Gates(0.10, 0.98, 0.05)
 
 
-def _runtime(rid: str, position: int, levels_ms, seed: int, sd: float = 0.05) -> RuntimeRows:
-    """A runtime whose round r has log-normal samples around ``levels_ms[r]`` (2,000 per round)."""
+def _runtime(rid: str, position: int, levels_ms, seed: int, sd: float = 0.05, boots=None) -> RuntimeRows:
+    """A runtime whose round r has log-normal samples around ``levels_ms[r]`` (2,000 per round); ``boots``: the
+    machine's boot of each round (None: one process on one boot, as a file with no repeat)."""
     rng = np.random.default_rng(seed)
     rt = RuntimeRows(rid, position, rid, "test", "cpu", "fp32", "", "available", None, None, None)
     rt.rounds = [m * 1e-3 * np.exp(rng.normal(0, sd, 2000)) for m in levels_ms]
     rt.round_ids = list(range(len(levels_ms)))
-    rt.round_info = [{"round": r, "position": 0, "started_at": None, "conditions": {}} for r in rt.round_ids]
+    rt.round_info = [{"round": r, "position": 0, "started_at": None,
+                      "conditions": {} if boots is None else {"boot": boots[r], "repeat": _repeat(boots, r)}}
+                     for r in rt.round_ids]
     rt.decision_seconds = np.concatenate(rt.rounds)
     return rt
+
+
+def _repeat(boots, r: int) -> int:
+    """The repeat of round r where each boot is a fresh process: 0 for the first boot's rounds, then 1, 2, …"""
+    return list(dict.fromkeys(boots)).index(boots[r])
+
+
+def _on_boots(levels_per_boot) -> tuple[list, list]:
+    """Per-round levels and boots from [[levels of boot a], [levels of boot b], …]."""
+    levels = [x for boot in levels_per_boot for x in boot]
+    boots = [f"boot-{i}" for i, boot in enumerate(levels_per_boot) for _ in boot]
+    return levels, boots
 
 
 def _run(*runtimes) -> RunRows:
@@ -109,22 +126,103 @@ def test_a_headline_never_mixes_p50_and_p95(lang):
     assert f"{r.latency['p95']:.3f}" in texts[-2]
 
 
-def _interval(value, low, high, rounds=3, sd=0.2, level="rounds", repeats=0):
+def _interval(value, low, high, rounds=16, sd=0.2, level="boots", repeats=2, measurements=3):
     return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": repeats, "level": level,
-            "sd": sd, "df": rounds - 1}
+            "sd": sd, "df": measurements - 1, "measurements": measurements, "groups": measurements,
+            "boots": measurements if level == "boots" else None, "next_low": None, "next_high": None,
+            "below": rounds if high < 1 else 0, "above": rounds if low > 1 else 0}
 
 
-def test_speed_verdict_follows_the_interval():
+def test_speed_verdict_follows_the_confidence_interval():
     assert faster_gate(GATES, _interval(0.5, 0.4, 0.9)).state == "pass"                  # faster: all past the gate
     slower = faster_gate(GATES, _interval(1.2, 1.05, 1.4))
     assert slower.state == "fail" and slower.detail["slower"]                           # slower: all above 1
     short = faster_gate(GATES, _interval(0.95, 0.92, 0.98))
     assert short.state == "fail" and not short.detail["slower"]                         # faster, not by 10 %
-    open_ = faster_gate(GATES, _interval(0.6, 0.3, 1.2, rounds=3, sd=0.2))
+    open_ = faster_gate(GATES, _interval(0.6, 0.3, 1.2, sd=0.2))
     assert open_.state == "undecided" and open_.detail["statistic"] == "p95"
-    # how many rounds would decide at this spread: t(n−1)·0.2·√(2/n) < |log 0.6 − log 0.9| = 0.405
+    # how many measurements in all would decide at this spread: t(G−1)·0.2/√G < |log 0.6 − log 0.9| = 0.405
     n = open_.detail["needed"]
-    assert ls.t975(n - 1) * 0.2 * math.sqrt(2 / n) < math.log(0.9 / 0.6) <= ls.t975(n - 2) * 0.2 * math.sqrt(2 / (n - 1))
+    assert ls.t975(n - 1) * 0.2 / math.sqrt(n) < math.log(0.9 / 0.6) <= ls.t975(n - 2) * 0.2 / math.sqrt(n - 1)
+
+
+@pytest.mark.parametrize("interval", [(0.1, 0.098, 0.102), (1.5, 1.4, 1.6), (0.95, 0.94, 0.96)])
+def test_a_file_from_one_process_never_decides_the_speed_gate(interval):
+    """One process (or two) is not enough, whatever its rounds show: ten times as fast with a tight interval is
+    "not confirmed", and so is clearly slower — never pass, never fail."""
+    for measurements, level in ((1, "rounds"), (2, "repeats")):
+        g = faster_gate(GATES, _interval(*interval, rounds=10, level=level, repeats=measurements - 1,
+                                         measurements=measurements))
+        assert g.state == "undecided" and not g.detail["confirmed"] and g.detail["needed"] >= 3, g
+
+
+def test_a_run_of_one_process_never_passes_however_fast():
+    """Ten rounds of one process, the candidate ten times as fast in every one of them: its rounds' interval lies
+    far past the gate, and still the verdict is undecided, "not confirmed", in both languages."""
+    ref = _runtime("ref", 0, [1.0] * 10, 1, sd=0.02)
+    cand = _runtime("c", 1, [0.1] * 10, 2, sd=0.02)
+    res = analyse(_run(ref, cand), GATES)
+    r = res.runtime("c")
+    r.shadow = {"fraction": 1.0, "low": 1.0, "high": 1.0, "decisions": 1000, "same": 1000, "episodes": 10, "flips": 0}
+    r.play = {"outcome": "non-inferior", "mean": 0.0, "low": 0.0, "high": 0.0, "margin": 2.0, "sd": 0.0, "n": 100,
+              "look": 0, "looks": 1}
+    from site_gen.verdict import judge
+    r.verdict = judge(GATES, r.ratios["p95"], r.shadow, r.play)
+    faster = r.verdict.gates[0]
+    assert r.ratio[2] < 0.2 and res.measurements == 1
+    assert faster.state == "undecided" and not faster.detail["confirmed"] and r.verdict.outcome == "undecided"
+    for lang, words in (("en", "speed not confirmed"), ("zh-tw", "速度尚未確認")):
+        from site_gen.wording import gate_reason
+        assert gate_reason(faster, Translator(lang), "c").startswith(words)
+
+
+def test_a_runtime_three_times_as_fast_on_every_boot_passes():
+    """The H200's case: the eager reference moves 25 % and more between boots (its P95 0.69, 0.38, 0.45 ms), a CUDA
+    graph runtime is about 3× as fast in every round of every one of three boots. The rule before this one, a
+    prediction interval for the next boot (t(2) · s · √(1 + 1/3)), left it undecided; the machine's typical ratio
+    (t(2) · s / √3) decides it."""
+    ref_levels, boots = _on_boots([[0.69] * 10, [0.38] * 3, [0.45] * 3])
+    cand_levels = [0.69 / 3.6] * 10 + [0.38 / 2.1] * 3 + [0.45 / 2.6] * 3   # 2.1–3.6× as fast, boot by boot
+    ref = _runtime("ref", 0, ref_levels, 1, sd=0.02, boots=boots)
+    cand = _runtime("graph", 1, cand_levels, 2, sd=0.02, boots=boots)
+    res = analyse(_run(ref, cand), GATES)
+    r = res.runtime("graph")
+    p95 = r.ratios["p95"]
+    assert p95["level"] == "boots" and p95["measurements"] == 3 and p95["below"] == p95["rounds"] == 16
+    assert p95["next_high"] > 0.9                   # the earlier rule's interval reaches past the gate …
+    gate = faster_gate(GATES, p95)
+    assert gate.state == "pass" and gate.high <= 0.9   # … the typical ratio's does not
+    # the earlier rule, written out: a prediction interval for the next boot over the three boots' means
+    means = np.log(p95["group_values"])
+    old_high = math.exp(means.mean() + ls.t975(2) * means.std(ddof=1) * math.sqrt(1 + 1 / 3))
+    assert old_high > 0.9 and old_high == pytest.approx(p95["next_high"], rel=1e-9)
+
+
+def test_a_pair_ordered_the_same_way_in_every_round_is_never_a_tie():
+    """A is faster than B in every round of three boots, by 1 % on two boots and 40 % on the third: the 95 % CI
+    of their typical ratio holds 1 (three measurements that disagree this much cannot settle how much), yet no
+    sentence may call them indistinguishable; the sentence says every round went one way."""
+    ref_levels, boots = _on_boots([[0.50] * 4, [0.50] * 4, [0.50] * 4])
+    a = _runtime("a", 1, [0.0990] * 4 + [0.060] * 4 + [0.0992] * 4, 2, sd=0.001, boots=boots)
+    b = _runtime("b", 2, [0.100] * 12, 3, sd=0.001, boots=boots)
+    res = analyse(_run(_runtime("ref", 0, ref_levels, 1, sd=0.001, boots=boots), a, b), GATES)
+    ra, rb = res.runtime("a"), res.runtime("b")
+    versus = head_to_head(ra, rb, "p95")
+    assert versus["measurements"] == 3 and versus["below"] == versus["rounds"] == 12
+    assert versus["low"] <= 1 <= versus["high"]               # the interval holds 1 …
+    assert claims.speed_kind(versus) == "speed_every_round"
+    for r in (ra, rb):
+        r.verdict = Verdict("deployment-worthy", [])
+        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000, "flips": 0}, {"n": 100, "margin": 2.0}
+    rec = recommendation(res)
+    assert rec["runtime"] is ra and rec["tie"] is False       # … and it is no tie
+    for lang, tie_words, every in (("en", ("cannot be told apart", "no difference shown"), "in every one of its 12"),
+                                   ("zh-tw", ("分不出", "看不出快慢"), "12 輪裡每一輪都比較快")):
+        t = Translator(lang)
+        text = recommendation_text(res, t)
+        assert every in text and not any(w in text for w in tie_words), text
+    chart = speed_chart(res, Translator("en"))
+    assert chart.summary[0] == "sum_speed"                    # the chart's summary names no tie either
 
 
 def test_round_statistics_are_paired_by_round_and_two_level_with_repeats():
@@ -136,9 +234,15 @@ def test_round_statistics_are_paired_by_round_and_two_level_with_repeats():
     values = {0: (0, 1.0), 1: (0, 1.2), 2: (1, 1.5), 3: (1, 1.6), 4: (2, 1.1)}
     res = ls.interval(values)
     means = [math.log(1.0 * 1.2) / 2, math.log(1.5 * 1.6) / 2, math.log(1.1)]
-    assert res["repeats"] == 2 and res["value"] == pytest.approx(math.exp(np.mean(means)))
-    half = ls.t975(2) * np.std(means, ddof=1) * math.sqrt(1 + 1 / 3)
+    assert res["repeats"] == 2 and res["measurements"] == 3 and res["value"] == pytest.approx(math.exp(np.mean(means)))
+    half = ls.t975(2) * np.std(means, ddof=1) / math.sqrt(3)                       # the typical value's CI …
     assert res["level"] == "repeats" and res["high"] == pytest.approx(math.exp(np.mean(means) + half))
+    half_next = ls.t975(2) * np.std(means, ddof=1) * math.sqrt(1 + 1 / 3)          # … and the next measurement's
+    assert res["next_high"] == pytest.approx(math.exp(np.mean(means) + half_next))
+    one = ls.interval({0: (0, 1.0), 1: (0, 1.2), 2: (0, 1.1)})                       # one process: its rounds' CI
+    logs = np.log([1.0, 1.2, 1.1])
+    assert one["measurements"] == 1 and one["level"] == "rounds" and one["next_low"] is None
+    assert one["high"] == pytest.approx(math.exp(logs.mean() + ls.t975(2) * logs.std(ddof=1) / math.sqrt(3)))
     assert [(k, round(v, 4), n) for k, v, n in ls.repeat_values(values)] == \
         [(0, round(math.sqrt(1.2), 4), 2), (1, round(math.sqrt(2.4), 4), 2), (2, 1.1, 1)]
 
@@ -153,7 +257,7 @@ def test_repeats_on_one_boot_are_one_group_once_there_are_two_boots():
     assert per_repeat["level"] == "repeats" and per_repeat["repeats"] == 4
     assert per_boot["level"] == "boots" and per_boot["boots"] == 3 and per_boot["repeats"] == 4
     means = [np.mean(np.log(group)) for group in ([1.00, 1.02, 1.01, 1.03, 1.02, 1.00], [1.30, 1.32], [0.80, 0.82])]
-    half = ls.t975(2) * np.std(means, ddof=1) * math.sqrt(1 + 1 / 3)
+    half = ls.t975(2) * np.std(means, ddof=1) / math.sqrt(3)
     assert per_boot["high"] == pytest.approx(math.exp(np.mean(means) + half))
     assert per_boot["high"] / per_boot["low"] > per_repeat["high"] / per_repeat["low"]
     assert ls.interval(values, boots={r: "a" for r in values}) == per_repeat   # one boot: no boot-level spread

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The H200 protocol on the lent device machine (docs/gpu-run.md): run from the carried checkout's root.
 #   stage N      keep carried part N of the libraries (.whl/site.tar.xz.partNN) in /root/p
-#   start        unpack the libraries, copy the checkout to /root/rt, start the full collect detached
+#   start        unpack the libraries, copy the checkout to /root/rt, start the full collect detached (no repeats on
+#                its own boot: the file's measurements are boots, one repeat on each fresh lease)
 #   wait S       wait up to S seconds for it (or its end), then copy the file, log and Inductor cache to $OUT
 #   stop         SIGINT the collect (a clean, resumable file), wait for it, copy as wait does
 #   repeat K N   (after start's run ended, same lease) K repeats of N rounds, each `collect --repeat` its own
@@ -29,13 +30,20 @@ setup() {
   rm -rf /root/p
   rm -rf /root/rt && cp -a . /root/rt && env_
   python3 -c "from collect import provenance as p; print('code_version', p.code_version(), p.code_hash()[:12])"
+  # ONNX Runtime's CUDA provider travels with only its sm_90 kernels (docs/gpu-run.md): check it runs here
+  python3 -c "
+import numpy as np, onnxruntime as ort
+s = ort.InferenceSession('data/agent/model.onnx', providers=['CUDAExecutionProvider'])
+x = np.load('data/fixed_states.npy')[:1]
+print('onnxruntime', ort.__version__, s.get_providers()[0], s.run(None, {s.get_inputs()[0].name: x})[0].shape)" \
+    || { echo "ONNX Runtime's CUDA provider does not run here"; exit 3; }
   nvidia-smi --query-gpu=name,clocks.sm,driver_version --format=csv,noheader; nproc; uptime
   echo "boot $(cat /proc/sys/kernel/random/boot_id)"
 }
 repeats() {  # $1 repeats of $2 rounds on the carried committed file; $3: the name it comes back as; $4: no cache
   xz -dc .whl/h200-pub.duckdb.xz > "$FILE" && rm -rf /root/inductor
   [ -n "${4:-}" ] || tar -C /root -xJf .whl/inductor-cache.tar.xz
-  setup
+  setup || exit
   for i in $(seq "$1"); do
     date -u +%T; python3 -m rtreport collect --repeat "$FILE" --rounds "$2" > /root/repeat$i.log 2>&1; echo "rc=$?"
     tail -c 1500 /root/repeat$i.log
@@ -45,9 +53,9 @@ repeats() {  # $1 repeats of $2 rounds on the carried committed file; $3: the na
 case "$1" in
   stage) mkdir -p /root/p && cp .whl/site.tar.xz.part"$2" /root/p/ && ls /root/p ;;
   start)
-    setup
+    setup || exit
     setsid nohup python3 -m rtreport collect --label nvidia-h200 --out "$FILE" --runtimes "$R" \
-      --play-workers 16 --play-slots 8 --play-mps > /root/collect.log 2>&1 < /dev/null &
+      --play-workers 16 --play-slots 8 --play-mps --repeats 0 > /root/collect.log 2>&1 < /dev/null &
     echo $! > /root/pid; date -u +%T; sleep "${2:-30}"; tail -c 2000 /root/collect.log ;;
   wait)
     P=$(cat /root/pid); end=$((SECONDS + $2))

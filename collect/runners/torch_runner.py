@@ -27,11 +27,15 @@ def tf32_state() -> dict:
 COMPILE_MODE = "default"
 
 
+_FILES_AT_PROCESS_START: list = []   # the cache's file count when this process first looked, before any compile
+
+
 def inductor_cache_state() -> dict:
-    """Where Inductor keeps its compiled kernels and how many files were there before this process compiled: a
-    repeat that found the run's cache (its folder carried, ``TORCHINDUCTOR_CACHE_DIR``) loads the same kernels, one
-    with an empty cache generates them again, and on the H200 only the former reproduced ``torch.compile`` FP16's
-    Q-values bit for bit (docs/gpu-run.md section 10)."""
+    """Where Inductor keeps its compiled kernels and how many files were there before this runtime compiled, and
+    when this process first looked (before its first compile): a repeat that found the run's cache (its folder
+    carried, ``TORCHINDUCTOR_CACHE_DIR``) loads the same kernels, one that started with an empty cache generates
+    them again; only processes of the second kind show whether compiling reproduces (``rtreport.reproducibility``).
+    A second compiled runtime of one process finds the first one's files: that is not a carried cache."""
     import getpass
     import tempfile
 
@@ -43,7 +47,10 @@ def inductor_cache_state() -> dict:
             user = "unknown"
         folder = os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
     files = sum(len(names) for _, _, names in os.walk(folder)) if os.path.isdir(folder) else 0
-    return {"set_by_environment": "TORCHINDUCTOR_CACHE_DIR" in os.environ, "files_before_compile": files}
+    if not _FILES_AT_PROCESS_START:
+        _FILES_AT_PROCESS_START.append(files)
+    return {"set_by_environment": "TORCHINDUCTOR_CACHE_DIR" in os.environ, "files_before_compile": files,
+            "files_at_process_start": _FILES_AT_PROCESS_START[0]}
 
 
 class TorchRunner(CudaSlots, Runner):

@@ -14,6 +14,10 @@ import re
 from pathlib import Path
 
 _PERCENT = re.compile(r"(\d) %")
+# a space between two CJK characters (or CJK punctuation): none in Taiwanese typography, e.g. where a runtime title
+# ending in "CUDA 圖" meets "的"
+_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_CJK_SPACE = re.compile(f"(?<=[{_CJK}]) (?=[{_CJK}])")
 
 LANGUAGES = [  # (url segment, BCP 47 tag for lang/hreflang, name shown in the switcher)
     ("zh-tw", "zh-Hant-TW", "繁體中文"),
@@ -65,5 +69,5 @@ class Translator:
     def __call__(self, key: str, **params) -> str:
         text = self.strings[key].format(**params) if params else self.strings[key]
         if self.lang == "zh-tw":  # Taiwanese typography: "12.5%", not "12.5 %"; titles' phrases in Chinese
-            text = localize_titles(_PERCENT.sub(r"\1%", text), self.lang)
+            text = _CJK_SPACE.sub("", localize_titles(_PERCENT.sub(r"\1%", text), self.lang))
         return text
