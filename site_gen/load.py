@@ -2,7 +2,7 @@
 
 The file is the whole contract (``rtreport.schema``): everything a page shows about a runtime — its title,
 framework, device, precision, variant, library versions and TF32 state — comes from its row here.
-Files of an older schema are read through ``schema.upgrade``.
+Files of an older schema are read through ``migrations.upgrade``.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rtreport import integrity, schema
+from rtreport import integrity, migrations, schema
 from rtreport.errors import UserError
 
 from . import validate
@@ -154,7 +154,7 @@ def _current_schema(con, path: Path):
     if version == schema.SCHEMA_VERSION:
         return con
     con.close()
-    return schema.upgrade(str(path), version)
+    return migrations.upgrade(str(path), version)
 
 
 def duckdb_problem(path: Path, e: Exception) -> str:

@@ -216,7 +216,7 @@ def _schema_1_file(folder: Path) -> Path:
 
 
 def test_schema_1_files_are_read_through_the_migration(tmp_path):
-    from rtreport import schema
+    from rtreport import migrations, schema
     from site_gen.load import load_file
     old = [f for f in [*COMMITTED, _schema_1_file(tmp_path)] if duckdb.connect(str(f), read_only=True).execute(
         "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"]
@@ -230,7 +230,7 @@ def test_schema_1_files_are_read_through_the_migration(tmp_path):
         raw.close()
         assert steps == actions
         for rt in run.runtimes:
-            assert [rt.position, rt.runtime_id] == [schema.V1_ORDER.index(rt.runtime_id), rt.runtime_id]
+            assert [rt.position, rt.runtime_id] == [migrations.V1_ORDER.index(rt.runtime_id), rt.runtime_id]
             for e in rt.episodes:
                 assert len(rt.traces[e["seed"]]) == e["steps"] == steps[(rt.runtime_id, e["seed"])]
             if rt.status == "available":

@@ -20,7 +20,7 @@ from collect.collect_command import run_collect
 from collect.options import CollectOptions
 from collect.store import RunStore
 from conftest import ctrl_c_at_game
-from rtreport import schema
+from rtreport import migrations, schema
 from rtreport.cli import main
 from rtreport.reproducibility import Reproduction, by_repeat, compare
 
@@ -80,7 +80,7 @@ def test_reproduction_is_bit_for_bit():
 
 def test_schema_2_files_are_read_and_continued_with_the_repeat_tables_added(tmp_path):
     committed = paths.DATA / "cpu-epyc-2core.duckdb"
-    mem = schema.upgrade(str(committed), 2)
+    mem = migrations.upgrade(str(committed), 2)
     con = duckdb.connect(str(committed), read_only=True)
     for table in schema.V2_TABLES[1:]:
         assert mem.execute(f"SELECT count(*) FROM {table}").fetchone() == \

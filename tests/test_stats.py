@@ -79,10 +79,12 @@ def _shadow(fraction, low, high):
     return {"fraction": fraction, "low": low, "high": high, "same": 990, "decisions": 1000, "episodes": 10}
 
 
-def _ratio(value, low, high, rounds=10):
-    """A faster-gate input: the per-round ratio's value and interval (latency_stats.interval's fields)."""
-    return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": 0, "level": "rounds",
-            "sd": 0.05, "df": rounds - 1}
+def _ratio(value, low, high, rounds=16, measurements=3):
+    """A faster-gate input: the per-round ratio's value and its CI over three boots (latency_stats.interval's
+    fields)."""
+    return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": measurements - 1, "level": "boots",
+            "boots": measurements, "measurements": measurements, "sd": 0.05, "df": measurements - 1,
+            "next_low": None, "next_high": None, "below": 0, "above": 0}
 
 
 def _play(outcome):
