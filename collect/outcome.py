@@ -1,4 +1,4 @@
-"""How a collect run ends, in one last line and an exit status (the README lists them):
+"""How a collect run ends, in one last line and an exit status (docs/collecting.md lists them):
 
 0 the run ended and every runtime it tried was measured, or some were (the last line says how many failed);
 1 a fault outside any one runtime stopped it (what was measured is kept, marked incomplete);

@@ -36,7 +36,7 @@ def ends_only_reason(play_mps: bool) -> str | None:
     """Why the protocol's rounds are not taken between looks, or None when they are. Through MPS, the play
     processes' work runs in the MPS server's context, and between looks that server and its 16 idle clients are
     alive while the main process, a plain CUDA client, measures: its context then shares the GPU with the
-    server's by time-slicing. On the H200 (docs/gpu-run.md section 9) runtimes that launch every kernel from the
+    server's by time-slicing. On the H200 (docs/measurements.md section 9) runtimes that launch every kernel from the
     host were 1.2–2.8× slower in the rounds between looks than before play, graph runtimes within ±25 %: such
     rounds measure another machine state, so they are taken before play and after it, when no daemon runs."""
     if play_mps:

@@ -31,6 +31,7 @@ class RuntimeResult:
     agreement: dict | None = None        # fixed states (a diagnostic)
     shadow: dict | None = None           # every decision of the reference's episodes (the agreement gate)
     scores: dict | None = None
+    scores_reference: dict | None = None  # the reference's score summary over this runtime's seeds
     paired_vs_reference: dict | None = None
     play: dict | None = None             # the sequential play test
     secondary: dict | None = None        # IQM and probability of improvement, with CIs
@@ -97,6 +98,8 @@ def paired(candidate: RuntimeRows, baseline: RuntimeRows) -> dict | None:
     result = stats.paired_difference([a[s] for s in seeds], [b[s] for s in seeds],
                                      traces if compare else None, base if compare else None)
     result["seeds"] = seeds
+    result["mean_candidate"] = float(np.mean([a[s] for s in seeds]))   # both means over the same seeds
+    result["mean_baseline"] = float(np.mean([b[s] for s in seeds]))
     return result
 
 
@@ -206,6 +209,9 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
             r.scores = stats.score_summary(scores)
             if reference is not None and not r.is_reference:
                 r.paired_vs_reference = paired(rt, reference)
+                ref_seeds = _scores_by_seed(reference)
+                same_seeds = [ref_seeds[e["seed"]] for e in rt.episodes if e["seed"] in ref_seeds]
+                r.scores_reference = stats.score_summary(same_seeds) if same_seeds else None
                 r.play = play_test(rt, reference, run.run, gates.play_margin)
                 r.check = standing_check(rt, reference, run.run)
                 ref_by_seed = _scores_by_seed(reference)

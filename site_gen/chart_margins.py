@@ -27,16 +27,15 @@ def _text_px(text: str) -> float:
 
 
 def legend_px(names, width: int) -> int:
-    """Px a horizontal legend below the plot takes when its rows may be ``width`` px wide: entries packed in
-    order, a row as tall as its tallest entry (a wrapped name is two lines)."""
-    rows, used, tall = [], 0.0, 0
-    for name in names:
-        w = 46 + _text_px(name)
-        if used and used + w > width:
-            rows.append(tall)
-            used, tall = 0.0, 0
-        used, tall = used + w, max(tall, 1 + name.count("<br>"))
-    rows.append(tall)
+    """Px a horizontal legend below the plot takes when its rows may be ``width`` px wide. As plotly.js lays it
+    out: every entry on one row where they all fit, else in columns as wide as the widest entry (on a phone often
+    one entry a row); a row as tall as its tallest entry (a wrapped name is two lines)."""
+    names = list(names)
+    widths = [46 + _text_px(name) for name in names]
+    if not names:
+        return 28
+    per_row = len(names) if sum(widths) <= width else max(1, int(width // max(widths)))
+    rows = [max(1 + name.count("<br>") for name in names[i:i + per_row]) for i in range(0, len(names), per_row)]
     return 28 + sum(19 * n + 2 for n in rows if n)   # its padding, and each row
 
 

@@ -8,9 +8,13 @@ caption and screen-reader summary keys in the i18n catalogs.
 """
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass, field
 
-from .analysis import RunResult
+import numpy as np
+
+from .analysis import RunResult, design
 from .twin_view import play_outcome
 from .chart_margins import legend_room, set_margins
 from .claims import titles
@@ -105,10 +109,13 @@ def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
     return layout
 
 
-def _vline(x, line, label=None, anchor="center") -> tuple[dict, list]:
+def _vline(x, line, label=None, anchor="center", log: bool = False) -> tuple[dict, list]:
+    """A vertical line at ``x`` with its label above the plot. On a log axis (``log``) plotly.js places a shape by
+    its data value and an annotation by the value's logarithm."""
     shape = {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1, "line": line}
-    note = [{"xref": "x", "yref": "paper", "x": x, "y": 1, "yanchor": "bottom", "xanchor": anchor, "text": label,
-             "showarrow": False, "font": {"size": 11, "color": line["color"]}}] if label else []
+    note = [{"xref": "x", "yref": "paper", "x": math.log10(x) if log else x, "y": 1, "yanchor": "bottom",
+             "xanchor": anchor, "text": label, "showarrow": False, "font": {"size": 11, "color": line["color"]}}] \
+        if label else []
     return shape, note
 
 
@@ -222,48 +229,3 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
                                         "lowest_of", {"value": fewest, "others": same})
     return Chart("fixed-states", fig, ["col_runtime", "col_same_actions", "col_max_dq", "col_mean_dq", "col_flips"],
                  rows, "title_fixed", "cap_fixed", summary, csv)
-
-
-def play_chart(res: RunResult, t) -> Chart | None:
-    """The play test: mean same-seed difference with its repeated CI, against the margin."""
-    tested = [r for r in res.runtimes if r.play]
-    if not tested:
-        return None
-    names = [r.rows.title for r in tested]
-    margin = tested[0].play["margin"]
-    trace = {"type": "scatter", "mode": "markers", "y": names, "x": [_r(r.play["mean"], 3) for r in tested],
-             "marker": {"size": 12, "symbol": "diamond", "color": [_color(res, r.rows.runtime_id) for r in tested]},
-             "error_x": {"type": "data", "symmetric": False, "color": "#1b1f24",
-                         "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
-                         "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested]},
-             "customdata": [[t("play_identical_cell", n=f"{r.play['n']:,}") if r.play["sd"] == 0 and
-                             r.play["mean"] == 0 else t("hover_play_ci", low=f"{r.play['low']:+.1f}",
-                                                         high=f"{r.play['high']:+.1f}"), f"{r.play['n']:,}",
-                             t(f"play_{r.play['outcome']}")] for r in tested],
-             "text": [_wrap(n) for n in names],
-             "hovertemplate": "%{text}<br>" + hover_lines(t("hover_play")) + "<extra></extra>"}
-    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"), "right")
-    zero, same = _vline(0, ZERO_LINE, t("ref_line_play"), "left")
-    fig = set_margins({"data": [trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), names,
-                                                               shapes=[zero, g], annotations=same + note)})
-    rows, csv = [], []
-    for r in tested:
-        s, p = r.scores, r.play
-        same = p["sd"] == 0 and p["mean"] == 0    # identical on every seed: no interval to give
-        rows.append([r.rows.title, f"{p['n']:,}", t("play_identical_cell", n=f"{p['n']:,}") if same else
-                     f"{p['mean']:+.2f}", t("none") if same else f"{p['low']:+.2f} … {p['high']:+.2f}",
-                     t(f"play_{play_outcome(r)}"), f"{s['mean']:.2f}", f"{s['median']:g}", f"{s['std']:.2f}",
-                     f"{s['p10']:.1f}", f"{s['p90']:.1f}", f"{s['iqm']:.2f}"])
-    for r in res.runtimes:
-        p = r.paired_vs_reference
-        for e in r.rows.episodes:
-            diff = p["differences"][p["seeds"].index(e["seed"])] if p and e["seed"] in p["seeds"] else None
-            csv.append([r.rows.runtime_id, e["seed"], e["score"], e["steps"], e["truncated"], e["source"] or "",
-                        diff])
-    decided = {o: [r.rows.title for r in tested if play_outcome(r) == o] for o in
-               ("non-inferior", "inferior", "undecided")}
-    return Chart("play", fig, ["col_runtime", "col_seeds", "col_mean_diff", "col_rci", "col_outcome", "col_mean",
-                               "col_median", "col_std", "col_p10", "col_p90", "col_iqm"], rows, "title_play",
-                 "cap_play", ("sum_play", {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()},
-                              "outcome_lists", {"lists": {o: [play_outcome(r) for r in tested if r.rows.title in v]
-                                                          for o, v in decided.items()}}), csv)

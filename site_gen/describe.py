@@ -7,8 +7,10 @@ from .i18n import Translator
 
 # How the libraries runners report (``libraries`` of a runtime row) are named on the pages.
 LIBRARY_NAMES = {"torch": "PyTorch", "onnxruntime": "ONNX Runtime", "tensorrt": "TensorRT",
-                 "tensorrt_rtx": "TensorRT-RTX", "triton": "Triton", "cudnn": "cuDNN", "cuda": "CUDA"}
-SCOPE_LIBRARIES = ("torch", "onnxruntime", "tensorrt", "tensorrt_rtx")
+                 "tensorrt_rtx": "TensorRT-RTX", "triton": "Triton", "cudnn": "cuDNN", "cuda": "CUDA",
+                 "openvino": "OpenVINO", "nncf": "NNCF"}
+# every library a runtime that ran was built on: a verdict is scoped to their versions
+SCOPE_LIBRARIES = ("torch", "onnxruntime", "tensorrt", "tensorrt_rtx", "openvino", "nncf")
 SWITCH_ORDER = ("matmul", "cudnn")
 # Provenance lists the environment in this order (the runtimes' libraries first), then the rest by name.
 ENVIRONMENT_ORDER = ("torch", "onnxruntime", "onnxruntime-gpu", "tensorrt", "tensorrt-rtx", "ale-py", "gymnasium",
@@ -31,13 +33,15 @@ def machine_description(res: RunResult) -> str:
                                   and str(run["started_at"])[:19]) if x)
 
 
-def scope_text(res: RunResult, t: Translator) -> str:
+def scope_text(res: RunResult, t: Translator, key: str = "scope") -> str:
+    """What a verdict is scoped to (model, machine, library versions, workload); ``key``: "scope" begins with its
+    own label, "scope_bare" is the text alone (beside a label of its own)."""
     run = res.rows.run
     used = libraries_used(res)
     versions = t("sep").join([f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used] +
                          [f"{name} {run[key]}" for name, key in (("CUDA", "cuda_version"), (t("driver"), "gpu_driver"))
                           if run.get(key)])
-    return t("scope", model=run['model_path'].rsplit('/', 1)[-1], sha=run['model_sha256'][:12],
+    return t(key, model=run['model_path'].rsplit('/', 1)[-1], sha=run['model_sha256'][:12],
              machine=run.get("gpu_name") or run.get("cpu") or "?", versions=versions,
              workload=workload_text(res, t))
 

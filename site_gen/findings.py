@@ -8,7 +8,7 @@ import numpy as np
 from . import claims
 from .analysis import RunResult, RuntimeResult, head_to_head
 from .claims import titles
-from .wording import (conditional_power, gate_reason, gate_speed, next_range, pct, play_evidence, reproduction,
+from .wording import (conditional_power, gate_reason, gate_speed, next_range, pct, play_claim, play_evidence, reproduction,
                       rounds_text, speed, speed_evidence, speed_needed, stat_name)
 
 
@@ -65,7 +65,8 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
              rounds=rounds_text(r.ratios[q], t), next=next_range(r.ratios[q], t), ref=ref.rows.title,
              ref_value=f"{ref.latency[q]:.3f}",
              saved=f"{ref.latency[q] - r.latency[q]:.3f}",
-             same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}")
+             same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}",
+             play=play_claim(r.play, t, r.rows.runtime_id))
     if r.reproduction and r.reproduction["reproducible"] is not True:   # part of the verdict a deployer must know
         text += " " + t("find_recommend_not_reproducible", why=reproduction(r.reproduction, t, r.rows.runtime_id))
     if rec["runner_up"] is not None and versus:
@@ -96,8 +97,9 @@ def _exact(r: RuntimeResult) -> bool:
 
 
 def trade_off(res: RunResult, t) -> list[str]:
-    """What the recommendation trades away: the fastest runtime that passes against the fastest exact one (the
-    reference's action on every decision played: no flip), in speed, agreement and play, one sentence each."""
+    """What the recommendation trades away: the fastest runtime that passes against the fastest exact and
+    reproducible one (the reference's action on every decision played, the same bits in fresh processes), in speed,
+    agreement and play, one sentence each, and in reproducibility where the fastest is not shown reproducible."""
     rec = recommendation(res)
     if rec is None:
         return []
@@ -144,6 +146,10 @@ def trade_off(res: RunResult, t) -> list[str]:
                           margin=t("trade_margin_same", margin=f"{p['margin']:.2f}")
                           if f"{p['margin']:.2f}" == f"{b['margin']:.2f}"
                           else t("trade_margins", fast=f"{p['margin']:.2f}", exact=f"{b['margin']:.2f}")))
+    if fast.reproduction and fast.reproduction["reproducible"] is not True:   # what else separates them
+        out.append(t("trade_reproduction", fast=fast.rows.title, exact=best.rows.title,
+                     fast_repro=reproduction(fast.reproduction, t, fast.rows.runtime_id),
+                     exact_repro=reproduction(best.reproduction, t, best.rows.runtime_id)))
     return out
 
 
@@ -173,7 +179,7 @@ def sentences(res: RunResult, t) -> list[str]:
     """The machine page's "What we found"."""
     trade, rec = trade_off(res, t), recommendation(res)
     # the runner-up is the fastest exact runtime: the trade-off's speed sentence compares the two already
-    said = len(trade) == 3 and rec["runner_up"] is not None and rec["runner_up"] is fastest_exact(res)
+    said = len(trade) >= 3 and rec["runner_up"] is not None and rec["runner_up"] is fastest_exact(res)
     out = [recommendation_text(res, t, versus=not said), *trade]
     ref = measured_reference(res)
     ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])

@@ -37,22 +37,37 @@ def answer(runs) -> int:
     return complete[-1] if complete else len(runs) - 1
 
 
-def page_slugs(results) -> list[str]:
-    """Each run's page slug: every machine's answer (``answer``) takes its label's own slug, whatever its file is
-    called, and the earlier runs the numbered ones, newest first (``slugify`` numbers a slug already taken)."""
+def _by_label(results) -> dict:
+    """label -> [(result, index)], oldest first (by start, then run id)."""
     by_label: dict[str, list] = {}
     for i, res in enumerate(results):
         by_label.setdefault(res.rows.run["label"], []).append((res, i))
-    first, then = [], []
-    for runs in by_label.values():
-        runs = sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"]))
-        best = answer(runs)
-        first.append(runs[best][1])
-        then += [i for _, i in reversed(runs[:best] + runs[best + 1:])]
+    return {label: sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"]))
+            for label, runs in by_label.items()}
+
+
+def run_slugs(results) -> list[str]:
+    """Each run's own page slug, which later runs never change: the label's slug and the day the run started
+    (``cpu-epyc-2core-2026-12-03``), a count after it for a second run that started the same day."""
     taken: set = set()
     slugs = [""] * len(results)
-    for i in first + then:
-        slugs[i] = slugify(results[i].rows.run["label"], taken)
+    for label, runs in _by_label(results).items():
+        for res, i in runs:
+            day = str(res.rows.run.get("started_at") or "")[:10] or "undated"
+            slugs[i] = slugify(f"{label}-{day}", taken)
+    return slugs
+
+
+def page_slugs(results) -> list[str]:
+    """The slug each run is linked by: a machine's answer (``answer``: its newest complete run) at its label's own
+    slug, whatever its file is called; every other run at its own (``run_slugs``), which later runs never change.
+    The answer's run is also published at its own slug (``render``), so that its address outlives its being the
+    answer."""
+    own = run_slugs(results)
+    taken = set(own)
+    slugs = list(own)
+    for label, runs in _by_label(results).items():
+        slugs[runs[answer(runs)][1]] = slugify(label, taken)
     return slugs
 
 

@@ -114,8 +114,11 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
         cells = []
         for res, _ in ordered:
             r = res.runtime(rid)
-            cells.append(verdict_cell(r, res, t) if r else
-                         {"css": "none", "text": t("status_not_run"), "title": "", "reasons": [], "raw": None})
+            if r:
+                cells.append({**verdict_cell(r, res, t), "absent": False})
+            else:  # not run on that machine: left out on a phone
+                cells.append({"css": "none", "text": t("status_not_run"), "title": "", "reasons": [], "raw": None,
+                              "absent": True})
         matrix.append({"title": seen[rid], "cells": cells})
     not_run = reasons.grouped([(f"{r.rows.runtime_id} ({label_of(res)})", r.rows.status, r.rows.reason)
                                for res, _ in ordered for r in res.runtimes if r.rows.status == "unavailable"], t)
@@ -133,13 +136,16 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
             "notices": alike_notices(results, t)}
 
 
-def machine_groups(results: list[RunResult], slugs: list[str], t: Translator, prefix: str = "") -> list[dict]:
-    """Runs grouped by machine (the label its user gave), newest machine first, runs newest first."""
+def machine_groups(results: list[RunResult], slugs: list[str], t: Translator, prefix: str = "",
+                   answers_only: bool = False) -> list[dict]:
+    """Runs grouped by machine (the label its user gave), newest machine first, runs newest first; ``answers_only``:
+    each machine's answer alone (its earlier runs are on its history page)."""
     groups: dict[str, list] = {}
-    for res, slug in newest_first(results, slugs, answers_only=False):
+    for res, slug in newest_first(results, slugs, answers_only=answers_only):
         groups.setdefault(res.rows.run["label"], []).append((res, slug))
     return [{"label": label if len(runs) == 1 else t("machine_runs", label=label, n=len(runs)),
-             "runs": [{"href": f"{prefix}hardware/{slug}/index.html", "link_text": t("open_machine", label=label_of(res)),
+             "runs": [{"href": f"{prefix}hardware/{slug}/index.html",
+                       "link_text": t("open_machine", label=label if answers_only else label_of(res)),
                        "description": machine_description(res)} for res, slug in runs]}
             for label, runs in groups.items()]
 
@@ -179,7 +185,8 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
                                                               runtime=r.rows.title, p95=f"{r.latency['p95']:.3f}"))
         else:
             text += t("semi") + t("cross_recommended_none")
-        lead.append({"label": label_of(res), "href": f"../hardware/{slug}/index.html", "text": text})
+        # one run per machine here (its answer, at its label's own URL): the label alone names it
+        lead.append({"label": res.rows.run["label"], "href": f"../hardware/{slug}/index.html", "text": text})
     return lead
 
 
@@ -188,7 +195,7 @@ def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> d
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
     return {"lead": compare_lead(results, slugs, t), "chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
             "notices": notices, "alike": None if notices else t("compare_intro"),
-            "groups": machine_groups(results, slugs, t, "../")}
+            "groups": machine_groups(results, slugs, t, "../", answers_only=True)}
 
 
 def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
@@ -212,11 +219,21 @@ def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dic
                          "fixed": (f"{r.agreement['same_actions']}/{r.agreement['states']}" if r.agreement
                                    else t("reference_short") if r.is_reference and measured else t("none")),
                          "played": pct(r.shadow["fraction"], 2) if r.shadow else t("none"),
-                         "mean": f"{r.scores['mean']:.1f} ({r.scores['n']:,})" if r.scores else t("none"),
+                         "mean": _mean_same_seeds(r, t),
                          "engine": f"{r.rows.artifact_bytes / 1e6:.2f}" if r.rows.artifact_bytes else t("none"),
                          "verdict": verdict_cell(r, res, t),
                          "why": t("semi").join(verdict_cell(r, res, t)["reasons"]) if not measured else ""})
     return {"source": STUDY["source"][lang], "cited": cited, "ours": ours}
+
+
+def _mean_same_seeds(r, t: Translator) -> str:
+    """A runtime's mean score beside the reference's over the same seeds (never two means over different seeds)."""
+    if not r.scores:
+        return t("none")
+    p = r.paired_vs_reference
+    if r.is_reference or not p:
+        return t("mean_own", mean=f"{r.scores['mean']:.1f}", n=f"{r.scores['n']:,}")
+    return t("mean_vs_reference", mean=f"{p['mean_candidate']:.1f}", ref=f"{p['mean_baseline']:.1f}", n=f"{p['n']:,}")
 
 
 def paired_cell(x, t: Translator) -> str:

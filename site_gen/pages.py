@@ -12,7 +12,9 @@ from rtreport.labels import slug as slug_of
 
 from . import claims, reasons, wording
 from .analysis import RunResult
-from .charts import Chart, agreement_chart, fixed_states_chart, play_chart, throughput_chart
+from .answer import answer_lines
+from .charts import Chart, agreement_chart, fixed_states_chart, throughput_chart
+from .play_charts import play_chart, scores_chart
 from .costs_view import breakdown_chart, kernels_table, resources_table
 from .describe import banners, contents_text, provenance_rows, scope_text, tf32_text
 from .findings import sentences
@@ -26,7 +28,7 @@ from .wording import gate_reason, pct
 OUTCOME_CSS = {"deployment-worthy": "ok", "not-adopted": "bad", "reference": "ref", "no-verdict": "none",
                "undecided": "warn"}
 MACHINE_CHARTS = (speed_chart, latency_chart, throughput_chart, agreement_chart, fixed_states_chart, play_chart,
-                  breakdown_chart)
+                  scores_chart, breakdown_chart)
 
 
 def slugify(label: str, taken: set) -> str:
@@ -122,14 +124,15 @@ def comparison_text(c: dict, t: Translator) -> str:
 
 
 def machine_title(res: RunResult, t: Translator) -> str:
+    """The machine's name (the label its user gave) and its device; which run a page shows is said below it."""
     run = res.rows.run
-    return t("machine_title", label=run.get("display_label", run["label"]),
-             device=run.get("gpu_name") or run.get("cpu") or "?")
+    return t("machine_title", label=run["label"], device=run.get("gpu_name") or run.get("cpu") or "?")
 
 
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     run = res.rows.run
-    charts = dict.fromkeys(("speed", "latency", "throughput", "agreement", "fixed-states", "play", "breakdown"))
+    charts = dict.fromkeys(("speed", "latency", "throughput", "agreement", "fixed-states", "play", "scores",
+                            "breakdown"))
     for make in MACHINE_CHARTS:
         chart = make(res, t)
         if chart:
@@ -153,6 +156,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
                                                     if run["status"] in ("running", "incomplete", "complete")
                                                     else run["status"]),
         "banners": banners(res, t), "contents": contents_text(res, t), "found": sentences(res, t),
+        "answer": answer_lines(res, t),
         "scope": scope_text(res, t),
         "verdicts": verdicts, "family": family_text(res, t), "charts": charts, "flips": flips, "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),

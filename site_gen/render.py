@@ -16,7 +16,7 @@ from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
 from .history import (answer, groups as history_groups, history_link, history_page, history_slugs,
-                      page_slugs)
+                      page_slugs, run_slugs)
 from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
 from .claims import count_key
 from .i18n import LANGUAGES, Translator, localize_titles
@@ -41,6 +41,7 @@ CSV_HEADERS = {
     "agreement": ["runtime_id", "decisions", "same", "fraction", "ci_low", "ci_high"],
     "fixed-states": ["runtime_id", "state_index", "reference_margin", "max_abs_dq", "action_changed"],
     "play": ["runtime_id", "seed", "score", "steps", "truncated", "established_from", "paired_difference_vs_reference"],
+    "scores": ["runtime_id", "seeds", "median", "reference_median", "p10", "reference_p10", "p90", "reference_p90"],
     "breakdown": ["runtime_id", "decision_p50_us", "copy_in_us", "kernels_us", "copy_out_us", "host_us",
                   "kernels_per_decision", "decisions_profiled"],
     "cross-hardware": ["machine", "runtime_id", "p50_ms", "p95_ms", "same_action_fraction_in_play",
@@ -88,7 +89,10 @@ def _install(env: Environment, t: Translator) -> None:
 
 
 def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: str | None = None) -> list[Path]:
-    slugs = page_slugs(results)
+    slugs = page_slugs(results)      # how each run is linked: a machine's answer at its label's slug
+    own = run_slugs(results)         # each run's own page, which later runs never move
+    pages = [(res, target) for res, slug, mine in zip(results, slugs, own)
+             for target in dict.fromkeys([slug, mine])]   # the answer's run at both
     out.mkdir(parents=True)
     env = _environment()
     written = []
@@ -107,6 +111,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         written.append(path)
 
     histories = history_groups(results, slugs)          # labels with two or more runs
+    run_pages = dict(history_groups(results, own))      # … with each run at its own page
     history_slug = history_slugs(histories)
     history_of = {id(res): label for label, runs in histories for res, _ in runs}
     for lang, _, _ in LANGUAGES:
@@ -120,7 +125,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         render("study.html", lang, "study", t("study_heading"), t("study_description"), False,
                study=study_page(results, slugs, t))
         render("method.html", lang, "method", t("method_title"), t("method_description"), False)
-        for res, slug in zip(results, slugs):
+        for res, slug in pages:
             doing["source"] = res.rows.source
             hw = hardware_page(res, slug, t)
             label = history_of.get(id(res))
@@ -131,12 +136,12 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             doing.update(what=f"writing the history of {label}", source=None)
             render("history.html", lang, f"history/{history_slug[label]}", t("hist_heading", label=label),
                    t("hist_description", label=label, n=len(runs)), False, image=f"og/{runs[answer(runs)][1]}.png",
-                   hist=history_page(label, runs, t))
+                   hist=history_page(label, run_pages[label], t))
 
     # Chart data as CSV and verdicts as JSON, language-neutral (runtime ids, raw numbers).
     doing.update(what="writing the chart data (CSV) and verdicts.json", source=None)
     t_en = Translator("en")
-    for res, slug in zip(results, slugs):
+    for res, slug in pages:
         _write(out / "data" / slug / "verdicts.json", verdicts_document(res))
         for make in MACHINE_CHARTS:
             chart = make(res, t_en)
@@ -147,7 +152,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         _write(out / "data" / "cross-hardware.csv", _csv(chart.csv_rows, CSV_HEADERS["cross-hardware"]))
 
     doing["what"] = "drawing the share pictures (og:image)"
-    for res, slug in zip(results, slugs):
+    for res, slug in pages:
         _write_bytes(out / "og" / f"{slug}.png", machine_png(res))
     _write_bytes(out / SITE_PICTURE, site_png([res for res, _ in newest_first(results, slugs)]))
 

@@ -2,6 +2,8 @@
 latency with every round as a dot. Both name their statistic; the ratio is the faster gate's, taken per round."""
 from __future__ import annotations
 
+import math
+
 from .analysis import RunResult, head_to_head
 from .chart_margins import legend_room, set_margins
 from .charts import GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline, _wrap, hover_lines
@@ -33,18 +35,26 @@ def speed_chart(res: RunResult, t) -> Chart | None:
              "customdata": custom, "text": [_wrap(n) for n in names], "textposition": "none",
              "hovertemplate": "%{text}<br>" + stat + " " + hover_lines(t("hover_speed")) + "<extra></extra>"}
     data = [trace]
-    shown = [(name, s, n) for name, s, n in zip(names, speed, nxt) if n]
-    if shown:   # thin whiskers beyond the bars: what the next measurement will show
+    shown = [(r.rows.title, s, n, _color(res, r.rows.runtime_id)) for r, s, n in zip(ran, speed, nxt) if n]
+    if shown:   # thin whiskers beyond the bars: what the next measurement will show (no marker of their own)
         data.append({"type": "scatter", "mode": "markers", "y": [x[0] for x in shown], "x": [_r(x[1], 3) for x in shown],
-                     "name": t("legend_speed_next"), "marker": {"size": 1, "color": "rgba(0,0,0,0)"},
+                     "name": t("legend_speed_next"), "marker": {"size": 1, "opacity": 0, "color": [x[3] for x in shown]},
                      "error_x": {"type": "data", "symmetric": False, "color": "#8c959f", "thickness": 1, "width": 0,
                                  "array": [_r(x[2][1] - x[1], 3) for x in shown],
                                  "arrayminus": [_r(x[1] - x[2][0], 3) for x in shown]},
                      "hoverinfo": "skip"})
-    g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"), "left")
-    one, ref = _vline(1, ZERO_LINE, t("ref_line_speed"), "left")
-    fig = set_margins({"data": data, "layout": _rows_layout(t, len(ran), t("axis_times_reference", stat=stat),
-                                                            names, shapes=[one, g], annotations=ref + note)})
+    # a log axis: the reference (1×) and the gate (1.11×) stand apart, and 2× and 8× are as far from each other as
+    # 1× and 4× (a ratio's interval is symmetric on it); both labels right of their lines, one above the other (the
+    # axis starts just left of 1×: a label left of the reference's line would stick out of a phone's plot)
+    g, note = _vline(gate, GATE_LINE, t("gate_line_speed", x=f"{gate:.2f}"), "left", log=True)
+    one, ref = _vline(1, ZERO_LINE, t("ref_line_speed"), "left", log=True)
+    layout = _rows_layout(t, len(ran), t("axis_times_reference", stat=stat), names, shapes=[one, g],
+                          annotations=ref + note)
+    low_end = min([1.0, *lo, *(n[0] for n in nxt if n)])
+    high_end = max([gate, *hi, *(n[1] for n in nxt if n)])
+    layout["xaxis"].update(type="log", range=[math.log10(low_end / 1.25), math.log10(high_end * 1.15)],
+                           dtick="D2")
+    fig = set_margins({"data": data, "layout": layout})
     rows = [[r.rows.title, f"{r.latency[q]:.3f}", f"{s:.2f}×", f"{a:.2f}× – {b:.2f}×",
              f"{n[0]:.2f}× – {n[1]:.2f}×" if n else t("none")]
             for r, s, a, b, n in zip(ran, speed, lo, hi, nxt)]

@@ -12,12 +12,13 @@ import pytest
 from click.testing import CliRunner
 
 from collect import paths
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]   # the checkout
 # The published measurements, by name: never a glob of data/, which may hold the user's own runs.
 COMMITTED_RUNS = tuple(paths.DATA / name for name in ("cpu-epyc-2core.duckdb", "cpu-epyc-2core-2.duckdb",
-                                                        "cpu-epyc-2core-3.duckdb", "nvidia-h200.duckdb"))
+                                                        "cpu-epyc-2core-3.duckdb", "cpu-epyc-2core-4.duckdb",
+                                                        "nvidia-h200.duckdb"))
 # What the checkout may gain while tests run: the venv, caches of the interpreter and of pytest, and the ignored
 # folders where wheels and libraries are staged for the GPU machine (docs/gpu-run.md).
 _NOT_WATCHED = {".venv", "venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".whl", ".gl"}
@@ -125,3 +126,23 @@ def ctrl_c_at_game(monkeypatch, n: int):
         return real(*args, **kwargs)
     monkeypatch.setattr(measure, "ShadowedGame", game)
     return real
+
+
+def without_repeats(src, dst):
+    """A copy of a collect file as the run alone left it (its repeats' rows removed, sealed again as collect seals)."""
+    import shutil
+
+    import duckdb
+
+    from rtreport import integrity
+    shutil.copyfile(src, dst)
+    con = duckdb.connect(str(dst))
+    rounds = [r for (r,) in con.execute("SELECT DISTINCT round FROM rounds WHERE conditions->>'phase' = 'repeat'")
+              .fetchall()]
+    for table, where in (("latency", f"kind = 'decision' AND round IN ({', '.join(map(str, rounds)) or -1})"),
+                         ("rounds", "conditions->>'phase' = 'repeat'"), ("repeats", "true"),
+                         ("repeat_state_q", "true"), ("sessions", "session > 0")):
+        con.execute(f"DELETE FROM {table} WHERE {where}")
+    integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])
+    con.close()
+    return dst

@@ -1,11 +1,11 @@
-import pytest
 """The shipped agent: its files, its ONNX export, its fixed states and its model card."""
-from pathlib import Path
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
 import onnxruntime as ort
 import torch
 

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import COMMITTED_RUNS
-from rtreport.cli import main
+from rtreport_cli.main import main
 from rtreport.gates import Gates
 from site_gen import build as build_module
 from site_gen.cache import RunCache

@@ -1,4 +1,4 @@
-"""Every sentence on every built page, read (#27, Done-when 1): each sentence with a number or a comparison word is
+"""Every sentence on every built page, read: each sentence with a number or a comparison word is
 a recorded claim (``claims.say``, its text on the ledger), fixed method text from the catalogs (no figure of the run
 in it), or one of a short list of purely descriptive kinds (``DESCRIPTIVE``). Read on the published site (the
 committed runs and this machine's quick run), both languages."""
@@ -35,6 +35,10 @@ DESCRIPTIVE = (
     "hist_changed", "hist_library", "hist_runtime_libraries", "hist_step",  # what changed between two runs
     "not_alike",                                                         # what differs between runs' settings
     "repeats_intro",                                                     # what the repeats' table holds ("比值")
+    "speed_unconfirmed_one", "speed_unconfirmed_other",                  # how many measurements, and the gate's need
+    "speed_load_retaking", "speed_load_before", "gate_faster_load",      # rounds measured again for others' load
+    "speed_rejudged", "hist_single_process",                             # when the rule was written; runs not compared
+    "sum_scores",                                                        # how many runtimes a chart shows
 )
 # A number (not a digit inside a name such as FP32, P95 or H200) or a comparison word.
 NUMBER = re.compile(r"(?<![A-Za-z\d_.-])\d")
@@ -161,3 +165,42 @@ def test_every_sentence_with_a_number_or_a_comparison_is_a_claim(published_site,
     said, names = site_claims([quick_run, *COMMITTED_RUNS])
     problems = uncovered(published_site, said, names)
     assert problems == [], f"{len(problems)} sentences no claim licenses:\n" + "\n".join(problems[:60])
+
+
+def _page_texts(site: Path, lang: str):
+    for path in sorted((site / lang).rglob("*.html")):
+        yield path, blocks(path)
+
+
+def test_no_margin_is_said_as_a_measurement_and_speed_has_one_scale(published_site):
+    """The play test's margin is fixed before measuring: a sentence names it as the margin (容許界線), never as how
+    far the games differed ("no worse than 12.39 points a game"). A speed is a multiple of another's speed
+    ("3.49×", "3.49 倍"), never a percentage a reader can take for another ratio ("71.4 % faster")."""
+    from site_gen.build import load_runs
+    margins = set()
+    for run in load_runs(list(COMMITTED_RUNS)):
+        res = analyse(run, Gates.load(None))
+        margins |= {f"{r.play['margin']:.2f}" for r in res.runtimes if r.play}
+    assert margins
+    said_as_measure = re.compile(r"no worse than|not worse than|差距不超過|每局差距")
+    percent_speed = re.compile(r"\d+(?:\.\d+)? ?% (?:faster|slower)|快 ?\d+(?:\.\d+)? ?%|慢 ?\d+(?:\.\d+)? ?%")
+    for lang in LANGS:
+        for path, texts in _page_texts(published_site, lang):
+            for block in texts:
+                assert not said_as_measure.search(block), (path.name, block)
+                assert not percent_speed.search(block), (path.name, block)
+                for sentence in re.split(r"(?<=[.;。；])\s*", block):
+                    for m in margins:
+                        if f"−{m}" in sentence or f"-{m}" in sentence:
+                            assert re.search(r"margin|容許界線|gate|門檻", sentence), (path.name, sentence)
+
+
+def test_means_are_compared_on_the_same_seeds(published_site):
+    """Where a page sets a runtime's mean score beside the reference's, both are over the same seeds: the play
+    table gives "its / the reference's" from the seeds that runtime played, and the study page names the seeds."""
+    for lang, header, words in (("en", "mean score, it / the reference (same seeds)", "on the same"),
+                                ("zh-tw", "平均分數：它／基準（同種子）", "在相同")):
+        page = (published_site / lang / "hardware" / "nvidia-h200" / "index.html").read_text(encoding="utf-8")
+        assert header in page
+        study = (published_site / lang / "study" / "index.html").read_text(encoding="utf-8")
+        assert words in study

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 
 def test_help_lists_the_commands():

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from collect import collector as collector_module
 from collect import measure, paths
 from collect.artifacts import Artifacts
-from rtreport.cli import main
+from rtreport_cli.main import main
 from collect.collect_command import run_collect
 from collect.options import CollectOptions
 from collect.model_input import load_model
@@ -66,7 +66,10 @@ def test_quick_run_stores_raw_observations(quick_db):
     con, _ = quick_db
     for rid in CPU_RUNTIMES:
         n = con.execute("SELECT count(*) FROM latency WHERE runtime_id = ? AND kind = 'decision'", [rid]).fetchone()[0]
-        assert n == 3 * 300
+        assert n == 3 * 300 + 2 * 1 * 300   # the run's 3 rounds, and its 2 repeats' round each (fresh processes)
+        repeats = con.execute("SELECT round, conditions->>'repeat' FROM rounds WHERE runtime_id = ? AND "
+                              "conditions->>'phase' = 'repeat' ORDER BY round", [rid]).fetchall()
+        assert repeats == [(3, "1"), (4, "2")]
         sizes = [r[0] for r in con.execute("SELECT DISTINCT batch_size FROM latency WHERE runtime_id = ? "
                                            "AND kind = 'batch' ORDER BY 1", [rid]).fetchall()]
         assert sizes == [1, 8, 32]

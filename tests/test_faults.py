@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from collect import paths
 from collect.options import CollectOptions
-from rtreport.cli import main
+from rtreport_cli.main import main
 from collect.agent.network import QNetwork
 from rtreport.labels import check_label, slug
 from rtreport.errors import UserError
@@ -116,7 +116,7 @@ def test_build_reads_any_file_collect_can_leave(quick_run, tmp_path, case):
     en, zh = _page(site), _page(site, "zh-tw")
     expected = {
         "zero": ("Nothing was measured in this run", "沒有量到任何東西"),
-        "one": ("measurements of 1 of the", "其中 1 個有量測值"),
+        "one": ("measured 1 of them", "實際量測了其中 1 個"),
         "running": ("stopped unexpectedly", "意外中止"),
         "incomplete": ("stopped by SIGTERM during play of ort-cpu-fp32", "部分結果"),
         "no-reference": ("No reference runtime was measured", "沒有量測基準"),
@@ -137,7 +137,10 @@ def test_non_finite_or_negative_latency_is_refused_unless_allowed(quick_run, tmp
                f"UPDATE latency SET seconds = {value} WHERE runtime_id = 'ort-cpu-fp32' AND kind = 'decision'")
     result = _build(db, "--out", tmp_path / "s")
     _one_error_line(result, "refused")
-    assert "table latency, runtime ort-cpu-fp32: 900 rows latency not a finite, non-negative" in result.output
+    con = duckdb.connect(str(db), read_only=True)
+    n = con.execute("SELECT count(*) FROM latency WHERE runtime_id = 'ort-cpu-fp32' AND kind = 'decision'").fetchone()[0]
+    con.close()
+    assert f"table latency, runtime ort-cpu-fp32: {n:,} rows latency not a finite, non-negative" in result.output
     assert not (tmp_path / "s").exists()
     result = _build(db, "--out", tmp_path / "s", "--allow-invalid")
     assert result.exit_code == 0, result.output
@@ -186,7 +189,10 @@ def test_the_same_run_twice_is_refused_and_a_shared_label_is_told_apart(quick_ru
     assert result.exit_code == 0, result.output
     home = (tmp_path / "s" / "en" / "index.html").read_text()
     assert "ci-cpu (" in home and "other.duckdb" in home
-    assert sorted(p.name for p in (tmp_path / "s" / "en" / "hardware").iterdir()) == ["ci-cpu", "ci-cpu-2"]
+    # the label's answer at its own URL, and each run at a URL of its own (its day; a second run that day gets -2)
+    pages = sorted(p.name for p in (tmp_path / "s" / "en" / "hardware").iterdir())
+    assert len(pages) == 3 and pages[0] == "ci-cpu" and re.fullmatch(r"ci-cpu-\d{4}-\d\d-\d\d", pages[1])
+    assert pages[2] == pages[1] + "-2"
 
 
 # -- 4. collect writes atomically; two at once -----------------------------------------------------------
@@ -314,7 +320,7 @@ def test_a_cjk_label_round_trips_to_the_pages(tmp_path, monkeypatch):
     (db,) = (tmp_path / "data").glob("*.duckdb")
     assert db.name == f"{slug(label)}.duckdb"
     assert CliRunner().invoke(main, ["build"]).exit_code == 0
-    (page,) = (tmp_path / "site" / "zh-tw" / "hardware").glob("*/index.html")
+    page = tmp_path / "site" / "zh-tw" / "hardware" / slug(label) / "index.html"   # the machine's answer
     html = page.read_text()
     assert re.search(r"<h1>實驗室 &lt;RTX&gt; &amp; 4090（[^<]*）：[^<]*</h1>", html)
     assert "實驗室 &lt;RTX&gt; &amp; 4090" in (tmp_path / "site" / "en" / "index.html").read_text()

@@ -7,7 +7,7 @@ import torch
 from click.testing import CliRunner
 
 from collect.agent.network import QNetwork
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 
 def _one_line(result, code=2):

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from collect import paths
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 
 def _edited(src, dst, sql):

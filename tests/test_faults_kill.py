@@ -9,7 +9,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 pytestmark = pytest.mark.slow   # real collects end to end: python -m pytest -m slow (CI runs them)
 

@@ -6,7 +6,7 @@ import duckdb
 from click.testing import CliRunner
 
 from rtreport import integrity
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 
 def _build(*args):

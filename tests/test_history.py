@@ -1,5 +1,5 @@
 """A machine's history: runs of one label become one page per label, both languages, linked from its machine pages;
-a change is flagged only where two runs' intervals do not overlap."""
+a change is flagged only where two runs' typical values differ over their independent measurements."""
 import json
 import shutil
 
@@ -8,19 +8,25 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import COMMITTED_RUNS
-from rtreport.cli import main
+from rtreport_cli.main import main
 from site_gen.history import changes, shift
 
 CPU = COMMITTED_RUNS[0]   # data/cpu-epyc-2core.duckdb, read only
 
 
-def test_shift_flags_only_intervals_that_do_not_overlap():
-    assert shift((1.0, 0.9, 1.1), (1.2, 1.11, 1.3)) == "slower"
-    assert shift((1.0, 0.9, 1.1), (0.8, 0.7, 0.89)) == "faster"
-    assert shift((1.0, 0.9, 1.1), (1.5, 1.1, 1.9)) == "same"     # touching intervals: not shown to differ
-    assert shift((1.0, 0.9, 1.1), (0.5, 0.2, 0.95)) == "same"
-    assert shift(None, (1.0, 0.9, 1.1)) is None
-    assert shift((1.0, float("nan"), 1.1), (2.0, 1.9, 2.1)) is None
+def _measured(*means):
+    return {"measurements": len(means), "group_values": list(means)}
+
+
+def test_shift_flags_only_typical_values_that_differ():
+    """Two runs differ only when their typical values do, over their independent measurements (a Welch t test);
+    a run of one process is not compared at all: its rounds say nothing of the next process."""
+    a = _measured(1.0, 1.1, 0.95)
+    assert shift(a, _measured(2.0, 2.2, 1.9)) == "slower"
+    assert shift(a, _measured(0.5, 0.55, 0.48)) == "faster"
+    assert shift(a, _measured(1.2, 0.8, 1.4)) == "same"            # within the spread of either
+    assert shift(a, _measured(3.0)) is None and shift(_measured(1.0), a) is None
+    assert shift(None, a) is None
 
 
 def test_changes_lists_run_fields_then_libraries():
@@ -32,10 +38,26 @@ def test_changes_lists_run_fields_then_libraries():
     assert changes(a, a) == []
 
 
+def _processes(con):
+    """Each of the file's rounds as if taken by a process of its own (the run and two repeats): three independent
+    measurements of one round each, so that two runs can be compared."""
+    con.execute("UPDATE rounds SET conditions = json_merge_patch(coalesce(conditions, '{}'), "
+                "json_object('repeat', round))")
+
+
+def _three_processes(src, dst):
+    shutil.copyfile(src, dst)
+    con = duckdb.connect(str(dst))
+    _processes(con)
+    con.close()
+    return dst
+
+
 def _next_run(src, dst, run_id, day, slower=1.0, **columns):
     """A copy of ``src`` as a later run of the same machine: ONNX Runtime upgraded, its latency scaled."""
     shutil.copyfile(src, dst)
     con = duckdb.connect(str(dst))
+    _processes(con)
     for (table,) in con.execute("SELECT table_name FROM information_schema.columns WHERE column_name = 'run_id'"
                                 ).fetchall():
         con.execute(f"UPDATE {table} SET run_id = ?", [run_id])
@@ -53,8 +75,7 @@ def _next_run(src, dst, run_id, day, slower=1.0, **columns):
 @pytest.fixture(scope="module")
 def history_site(tmp_path_factory):
     d = tmp_path_factory.mktemp("history")
-    first = d / "a.duckdb"
-    shutil.copyfile(CPU, first)
+    first = _three_processes(CPU, d / "a.duckdb")
     slower = _next_run(CPU, d / "b.duckdb", "second", 1, slower=100.0)
     other_model = _next_run(CPU, d / "c.duckdb", "third", 2, model_sha256="f" * 64)
     alone = _next_run(CPU, d / "d.duckdb", "fourth", 3, label="lonely")
@@ -70,23 +91,24 @@ def test_history_page_says_what_changed_and_flags_the_change_beyond_the_interval
     assert "3 runs of this machine" in en and "This machine&#39;s answer is Run 3" in en
     assert "library onnxruntime: 1.32.0 → 9.9.9" in en
     first_step = en[en.index("Run 1 → Run 2"):en.index("Run 2 → Run 3")]
-    assert "ONNX Runtime CPU FP32: P95 0.292 → 29.217 ms, slower beyond both 95 % intervals" in first_step
-    assert "ONNX Runtime CPU FP32 against the reference: ratio 0.371 → 37.129, slower beyond" in first_step
-    assert "PyTorch CPU FP32: P95" not in first_step          # the same samples: within the intervals
+    assert "ONNX Runtime CPU FP32: P95 0.292 → 29.217 ms, slower: the two runs&#39; typical values differ" in first_step
+    assert "ONNX Runtime CPU FP32 against the reference: ratio 0.371 → 37.129, slower: the two runs&#39; typical" \
+        in first_step
+    assert "PyTorch CPU FP32: P95" not in first_step          # the same samples: no difference
     second_step = en[en.index("Run 2 → Run 3"):]
     assert "Not measured alike — the model: the changes are listed" in second_step
-    assert "beyond both" not in second_step and "model (sha256): 41b8309b23fd → ffffffffffff" in second_step
-    assert "變慢，超出兩者的 95% 區間" in zh and "函式庫 onnxruntime：1.32.0 → 9.9.9" in zh
-    for slug in ("cpu-epyc-2core", "cpu-epyc-2core-2", "cpu-epyc-2core-3"):
-        page = (history_site / "en" / "hardware" / slug / "index.html").read_text()
+    assert "runs&#39; typical values differ" not in second_step and "model (sha256): 41b8309b23fd → ffffffffffff" in second_step
+    assert "變慢：兩次執行的典型值在 95% 水準下不同" in zh and "函式庫 onnxruntime：1.32.0 → 9.9.9" in zh
+    hardware = history_site / "en" / "hardware"
+    pages = sorted(p.name for p in hardware.iterdir() if p.name.startswith("cpu-epyc-2core"))
+    run_of = {slug: json.loads((history_site / "data" / slug / "verdicts.json").read_text())["run_id"] for slug in pages}
+    assert run_of.pop("cpu-epyc-2core") == "third"          # the answer has the label's own URL
+    assert len(run_of) == 3 and {"second", "third"} < set(run_of.values())   # and every run a URL of its own
+    for slug in pages:
+        page = (hardware / slug / "index.html").read_text()
         assert 'href="../../history/cpu-epyc-2core/index.html">This machine over time: 3 runs' in page
         superseded = "An earlier run: this machine&#39;s answer is Run 3, its newest complete run"
-        assert (superseded in page) == (slug != "cpu-epyc-2core")   # the answer has the label's own URL
-    run_of = {slug: json.loads((history_site / "data" / slug / "verdicts.json").read_text())["run_id"]
-              for slug in ("cpu-epyc-2core", "cpu-epyc-2core-2", "cpu-epyc-2core-3")}
-    assert run_of == {"cpu-epyc-2core": "third", "cpu-epyc-2core-2": "second",   # then the earlier runs, newest first
-                      "cpu-epyc-2core-3": run_of["cpu-epyc-2core-3"]} and run_of["cpu-epyc-2core-3"] not in (
-                          "second", "third")
+        assert (superseded in page) == (slug != "cpu-epyc-2core" and run_of[slug] != "third")
 
 
 def test_a_label_with_one_run_has_no_history(history_site):
@@ -95,9 +117,8 @@ def test_a_label_with_one_run_has_no_history(history_site):
     assert "This machine over time" not in page
 
 
-def test_two_runs_in_one_file_make_a_history_and_a_change_within_the_intervals_is_not_flagged(tmp_path):
-    both = tmp_path / "both.duckdb"
-    shutil.copyfile(CPU, both)
+def test_two_runs_in_one_file_make_a_history_and_a_change_within_the_spread_is_not_flagged(tmp_path):
+    both = _three_processes(CPU, tmp_path / "both.duckdb")
     second = _next_run(CPU, tmp_path / "second.duckdb", "second", 1, slower=3.0)   # within three rounds' spread
     con = duckdb.connect(str(both))
     con.execute(f"ATTACH '{second}' AS b (READ_ONLY)")
@@ -108,9 +129,24 @@ def test_two_runs_in_one_file_make_a_history_and_a_change_within_the_intervals_i
     result = CliRunner().invoke(main, ["build", str(both), "--out", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
     en = (tmp_path / "s" / "en" / "history" / "cpu-epyc-2core" / "index.html").read_text()
-    assert "2 runs of this machine" in en and "beyond both" not in en
-    assert "No runtime&#39;s P95 or speed ratio moved beyond its 95 % intervals (3 comparisons, all ≈)" in en
-    assert "P95 0.877 ms (0.119–6.469)" in en     # 3 × 0.292 ms: inside the first run's interval (0.040–2.156)
+    assert "2 runs of this machine" in en and "runs&#39; typical values differ" not in en
+    assert "No runtime&#39;s P95 or speed ratio moved between these runs at 95 % (3 comparisons, all ≈)" in en
+    assert "P95 0.877 ms (" in en     # 3 × 0.292 ms, within what three rounds that disagree this much allow
+
+
+def test_runs_of_one_process_are_not_compared(tmp_path):
+    """The committed CPU runs each rest on one process: the history page says their comparisons are not made,
+    instead of calling a 3.79× and a 2.98× "normal variation"."""
+    second = _next_run(CPU, tmp_path / "second.duckdb", "second", 1, slower=1.0)
+    con = duckdb.connect(str(second))
+    con.execute("UPDATE rounds SET conditions = json_object('repeat', 0)")   # back to one process
+    con.close()
+    result = CliRunner().invoke(main, ["build", str(CPU), str(second), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    en = (tmp_path / "s" / "en" / "history" / "cpu-epyc-2core" / "index.html").read_text()
+    zh = (tmp_path / "s" / "zh-tw" / "history" / "cpu-epyc-2core" / "index.html").read_text()
+    assert "3 comparisons are not made: one of the two runs rests on a single process" in en
+    assert "No runtime&#39;s P95" not in en and "有 3 項比較無法進行" in zh
 
 
 def test_the_chinese_history_page_shows_no_english_string(history_site):
@@ -128,16 +164,17 @@ def test_the_chinese_history_page_shows_no_english_string(history_site):
 
 
 def test_the_home_page_answers_with_each_machines_newest_complete_run(published_site):
-    """The committed CPU machine has three runs: the home page, the root page and the feed give its answer once (the
+    """The committed CPU machine has four runs: the home page, the root page and the feed give its answer once (the
     newest run, at the label's own URL); the machines list still names both runs."""
     import re
     home = (published_site / "en" / "index.html").read_text(encoding="utf-8")
     glance = re.search(r'<ul class="glance">(.*?)</ul>', home, re.S).group(1)
     assert glance.count("hardware/cpu-epyc-2core/index.html") == 1
-    assert "hardware/cpu-epyc-2core-2/index.html" not in glance
+    earlier = "hardware/cpu-epyc-2core-2026-12-02/index.html"   # an earlier run, at the URL of its own day
+    assert earlier not in glance
     assert home.count('<article class="card') == 3          # the quick run, the CPU machine, the H200
-    assert "hardware/cpu-epyc-2core-2/index.html" in home    # the earlier run, under the machine's runs
+    assert earlier in home                                   # under the machine's runs
     root = (published_site / "index.html").read_text(encoding="utf-8")
-    assert "cpu-epyc-2core-2/" not in root
+    assert "cpu-epyc-2core-2026-12-02/" not in root
     answer = json.loads((published_site / "data" / "cpu-epyc-2core" / "verdicts.json").read_text())
-    assert answer["source"] == "cpu-epyc-2core-3.duckdb"
+    assert answer["source"] == "cpu-epyc-2core-4.duckdb"

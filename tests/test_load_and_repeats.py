@@ -172,7 +172,7 @@ def test_a_run_made_without_repeats_takes_them_on_resume_and_leaves_opt_in_runti
     process, of the runtimes the run measured: the opt-in ones a plain run left out stay out."""
     from click.testing import CliRunner
 
-    from rtreport.cli import main
+    from rtreport_cli.main import main
 
     out = tmp_path / "r.duckdb"
     result = CliRunner().invoke(main, ["collect", "--quick", "--out", str(out), "--label", "r", "--repeats", "0",

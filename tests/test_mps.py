@@ -3,7 +3,7 @@ of run files (``collect.store.STORAGE``).
 
 No GPU here, and no ``nvidia-cuda-mps-control``: a stand-in control program (a shell script, said so) answers as
 the real one does, to test what the daemon wrapper asks and how it reads the answers; whether workers really
-become its clients was measured on the H200 (docs/gpu-run.md §7). What must hold everywhere: without the control
+become its clients was measured on the H200 (docs/measurements.md §7). What must hold everywhere: without the control
 program, or when a CUDA client through it fails, play goes on as plain processes with the same episodes, and the
 pool says why."""
 import json
@@ -20,7 +20,7 @@ from collect.mps import MpsDaemon
 from collect.play import Players, Task
 from collect.progress import Lines
 from conftest import COMMITTED_RUNS
-from rtreport.cli import main
+from rtreport_cli.main import main
 from collect.store import STORAGE_NUMBER, RunStore, compact, storage_number
 from test_engine import _one_at_a_time, _plain, prepared  # noqa: F401  (the module's prepared runners)
 

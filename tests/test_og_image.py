@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from rtreport.cli import main
+from rtreport_cli.main import main
 from site_gen.og_image import COLOURS, HEIGHT, WIDTH, Bar, face, fit, machine_picture, png, site_picture
 
 

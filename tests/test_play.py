@@ -19,7 +19,7 @@ from collect.registry import Runtime, all_runtimes
 from collect.runners.base import Runner
 from conftest import ctrl_c_at_game
 from rtreport import integrity
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 
 class Nudged(Runner):

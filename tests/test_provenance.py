@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from collect import packages, provenance
-from rtreport.cli import main
+from rtreport_cli.main import main
 from site_gen.build import load_runs
 from site_gen.describe import provenance_banners
 from site_gen.i18n import Translator

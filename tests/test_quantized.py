@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from collect import calibration
 from collect.agent.shipped import load_seeds, torch_q_function
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 pytestmark = pytest.mark.slow   # real collects end to end: python -m pytest -m slow (CI runs them)
 

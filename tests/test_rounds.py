@@ -1,6 +1,7 @@
 """Latency rounds spread over the run (before play, between looks with no game in flight, after play), resumed
 where the run is; the host's conditions of each round; repeats in a fresh process (rounds, fixed-state Q-values
 compared bit for bit with the first measurement), refused for another model, keeping every earlier row."""
+import inspect
 import json
 import shutil
 import subprocess
@@ -19,9 +20,9 @@ from collect.play import Players
 from collect.collect_command import run_collect
 from collect.options import CollectOptions
 from collect.store import RunStore
-from conftest import ctrl_c_at_game
+from conftest import ctrl_c_at_game, without_repeats
 from rtreport import migrations, schema
-from rtreport.cli import main
+from rtreport_cli.main import main
 from rtreport.reproducibility import Reproduction, by_repeat, compare
 
 RUNTIMES = "torch-cpu-fp32,ort-cpu-fp32"
@@ -58,10 +59,12 @@ def test_a_round_under_host_load_or_a_changed_clock_is_flagged():
              "after": {"sm_clock_mhz": 1980}}
     first = first_readings([{"cpu_mhz": None}, {"cpu_mhz": 2450.0, "before": {"sm_clock_mhz": 1950}}])
     assert first == {"cpu_mhz": 2450.0, "sm_clock_mhz": 1950.0}
-    assert flags(quiet, first) == []   # this run's own load and busy cores are not other processes'
+    assert flags(quiet, first) == ["other processes used 20% of the CPU during the round"]
+    own = {**quiet, "host_load": 1.9, "cpu_busy": 1.0, "cpu_busy_own": 0.97}
+    assert flags(own, first) == []   # a load average this run's own threads raised is not other processes' load
     loaded = {**quiet, "host_load": 1.2, "cpu_busy": 1.0, "cpu_busy_own": 0.2}
-    assert flags(loaded, first) == ["host load 0.70 per core from other processes", "CPU 80% busy with other processes"]
-    clocks = {**quiet, "cpu_mhz": 2000.0, "after": {"sm_clock_mhz": 1500}}
+    assert flags(loaded, first) == ["other processes used 80% of the CPU during the round"]
+    clocks = {**quiet, "cpu_busy_own": 0.7, "cpu_mhz": 2000.0, "after": {"sm_clock_mhz": 1500}}   # no other load
     assert flags(clocks, first) == ["CPU clock 2000 MHz, -18% from the first round",
                                     "GPU SM clock 1500 MHz, -23% from the first round"]
     assert flags({"host_load": None, "cpu_busy": None, "cpu_mhz": None}, {}) == []
@@ -123,10 +126,11 @@ def two_looks(monkeypatch):
         pools.remove(self)
         return real_exit(self, *exc)
 
-    def measure(store, rid, runner, r, position, *args):
+    def measure(store, rid, runner, r, position, *args, **kwargs):
         episodes = store.con.execute("SELECT count(*) FROM episodes WHERE runtime_id = 'torch-cpu-fp32'").fetchone()[0]
-        seen.append((rid, r, args[-3], episodes, sum(p.outstanding for p in pools)))
-        return real_measure(store, rid, runner, r, position, *args)
+        phase = inspect.signature(real_measure).bind(store, rid, runner, r, position, *args, **kwargs).arguments["phase"]
+        seen.append((rid, r, phase, episodes, sum(p.outstanding for p in pools)))
+        return real_measure(store, rid, runner, r, position, *args, **kwargs)
     monkeypatch.setattr(Players, "__enter__", enter)
     monkeypatch.setattr(Players, "__exit__", leave)
     monkeypatch.setattr(rounds, "measure_round", measure)
@@ -140,7 +144,7 @@ def _phases(db):
 def test_rounds_are_spread_over_the_run_and_never_taken_while_games_are_in_flight(tmp_path, two_looks):
     out = tmp_path / "r.duckdb"
     assert run_collect(CollectOptions(runtime_list=RUNTIMES, out=out, label="r", artifacts=tmp_path / "a", quick=True,
-            quiet=True, play_workers=1, play_slots=2)) == 0
+            quiet=True, play_workers=1, play_slots=2, repeats=0)) == 0
     phases = {(rid, r): phase for rid, r, phase in _phases(out)}
     assert phases == {(rid, r): phase for rid in RUNTIMES.split(",")
                       for r, phase in enumerate(["before-play", "before-play", "look-1", "after-play"])}
@@ -168,7 +172,7 @@ def test_resume_continues_the_round_schedule_where_the_run_is(tmp_path, two_look
     out = tmp_path / "cut.duckdb"
     real = ctrl_c_at_game(monkeypatch, 2)   # stopped in look 1, after the rounds before play
     assert run_collect(CollectOptions(runtime_list=RUNTIMES, out=out, label="c", artifacts=tmp_path / "a", quick=True,
-            quiet=True, play_workers=1)) == 130
+            quiet=True, play_workers=1, repeats=0)) == 130
     assert {phase for _, _, phase in _phases(out)} == {"before-play"}
     monkeypatch.setattr(measure_module, "ShadowedGame", real)
     assert run_collect(CollectOptions(artifacts=tmp_path / "a", quiet=True, resume=out)) == 0
@@ -186,10 +190,9 @@ def test_resume_continues_the_round_schedule_where_the_run_is(tmp_path, two_look
 # -- repeats -----------------------------------------------------------------------------------------------
 @pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_repeat_in_a_fresh_process_adds_rounds_and_q_values_and_keeps_every_row(quick_run, tmp_path):
+    before = without_repeats(quick_run, tmp_path / "before.duckdb")
     copy = tmp_path / "run.duckdb"
-    shutil.copyfile(quick_run, copy)
-    before = tmp_path / "before.duckdb"
-    shutil.copyfile(quick_run, before)
+    shutil.copyfile(before, copy)
     done = subprocess.run([sys.executable, "-m", "rtreport", "collect", "--repeat", str(copy), "--rounds", "2",
                            "--artifacts", str(tmp_path / "a")], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -214,11 +217,12 @@ def test_a_repeat_in_a_fresh_process_adds_rounds_and_q_values_and_keeps_every_ro
                       con.execute("SELECT runtime_id, repeat, state_index, q_values FROM repeat_state_q").fetchall())
     con.close()
     assert found == {(rid, 1): Reproduction(8, 0, 0) for rid in RUNTIMES.split(",")}
-    # the page of a run without a repeat says its intervals are not yet confirmed by one; with it, it does not
-    for file, said in ((before, True), (copy, False)):
+    # one process, or two: the page says its speed is not confirmed and how to take more; the collect's own file,
+    # with its two repeats, is three measurements, and does not
+    for file, said in ((before, True), (copy, True), (quick_run, False)):
         site = tmp_path / f"site-{file.stem}"
         assert CliRunner().invoke(main, ["build", str(file), "--out", str(site)]).exit_code == 0
-        for lang, words in (("en", "Not yet confirmed by a repeat"), ("zh-tw", "尚未經重複量測確認")):
+        for lang, words in (("en", "Not confirmed: these speed figures come from"), ("zh-tw", "尚未確認：這些速度數字只來自")):
             page = next((site / lang / "hardware").rglob("index.html")).read_text()
             assert (words in page) is said, (file.name, lang)
             assert (f"rtreport collect --repeat {file.name}" in page) is said

@@ -6,11 +6,12 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from conftest import COMMITTED_RUNS
 from rtreport import integrity
-from rtreport.cli import main
+from rtreport_cli.main import main
 from site_gen.i18n import LANGUAGES, catalog
 
 
@@ -190,7 +191,8 @@ def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
     (rows of one trace coloured per runtime, or one trace per runtime)."""
     from collect import paths
     from site_gen.analysis import analyse
-    from site_gen.charts import agreement_chart, fixed_states_chart, play_chart, throughput_chart
+    from site_gen.charts import agreement_chart, fixed_states_chart, throughput_chart
+    from site_gen.play_charts import play_chart
     from site_gen.speed_charts import latency_chart, speed_chart
     from site_gen.load import load_file
     from site_gen.verdict import Gates
@@ -252,6 +254,7 @@ ALLOWED_LATIN = {  # what stays Latin on a zh-TW page; rtreport's own words are 
     "torch.compile", "matmul", "use_tf32", "gates.toml", "model.pt",
     # the game's action names, people cited, the language switcher
     "NOOP", "FIRE", "RIGHT", "LEFT", "O", "Brien", "Lan", "DeMets", "Fleming", "Jennison", "Turnbull", "Bonferroni",
+    "Welch", "Student", "t", "G",   # G: the number of independent measurements in a formula
     "English",
 }
 
@@ -382,3 +385,17 @@ def test_a_share_that_is_not_all_is_never_shown_as_100_percent():
     from site_gen.wording import pct
     assert pct(181294 / 181295, 2) == "99.999 %" and pct(1.0, 2) == "100.00 %"
     assert pct(1e-7, 2) == "0.00001 %" and pct(0.0, 2) == "0.00 %" and pct(0.99312, 2) == "99.31 %"
+
+
+@pytest.mark.parametrize("lang,labels", [("en", ["Use", "Speed", "Same actions", "Play", "Decision"]),
+                                         ("zh-tw", ["建議", "速度", "動作一致", "實戰", "正式決定"])])
+def test_a_machine_page_opens_with_the_studys_summary_lines(published_site, lang, labels):
+    """The H200 page's answer, as the study ends: which runtime, how much faster with its interval, whether it picks
+    the reference's actions, whether it plays as well (a mean difference and its interval against the margin), the
+    decision with its scope; then the other runtimes by outcome."""
+    page = (published_site / lang / "hardware" / "nvidia-h200" / "index.html").read_text(encoding="utf-8")
+    summary = re.search(r'<dl class="summary">(.*?)</dl>', page, re.S).group(1)
+    found = re.findall(r"<dt>(.*?)</dt>", summary)
+    assert found[:5] == labels, found
+    play = re.findall(r"<dd>(.*?)</dd>", summary)[3]
+    assert re.search(r"[−-]\d+\.\d\d", play) and ("margin" in play or "容許界線" in play)   # a mean, against the margin

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import without_repeats
 
 from rtreport import latency_stats as ls
 from site_gen import claims
@@ -21,6 +22,9 @@ from site_gen.load import RunRows, RuntimeRows
 from site_gen.verdict import GateResult, Gates, Verdict, faster_gate
 
 GATES = Gates(0.10, 0.98, 0.05)
+# a passing runtime's agreement and play, as a recommendation reads them: every decision and every seed the same
+SHADOW = {"fraction": 1.0, "low": 1.0, "high": 1.0, "decisions": 1000, "same": 1000, "episodes": 10, "flips": 0}
+PLAYED = {"outcome": "non-inferior", "mean": 0.0, "low": 0.0, "high": 0.0, "margin": 2.0, "sd": 0.0, "n": 100}
 
 
 def _runtime(rid: str, position: int, levels_ms, seed: int, sd: float = 0.05, boots=None) -> RuntimeRows:
@@ -80,7 +84,7 @@ def test_a_candidate_faster_in_every_round_is_never_called_a_tie():
     assert ra.ratio[1] <= rb.ratio[2]      # their intervals against the reference overlap …
     for r in (ra, rb):
         r.verdict = Verdict("deployment-worthy", [])
-        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100, "margin": 2.0}
+        r.shadow, r.play = dict(SHADOW), dict(PLAYED)
     for lang, tie_words in (("en", "cannot be told apart"), ("zh-tw", "分不出")):
         text = recommendation_text(res, Translator(lang))
         assert tie_words not in text and "b" in text
@@ -95,7 +99,7 @@ def test_the_same_runtimes_are_a_tie_when_their_own_ratio_holds_one():
     res = analyse(_run(ref, a, b), GATES)
     for r in (res.runtime("a"), res.runtime("b")):
         r.verdict = Verdict("deployment-worthy", [])
-        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100, "margin": 2.0}
+        r.shadow, r.play = dict(SHADOW), dict(PLAYED)
     assert "cannot be told apart" in recommendation_text(res, Translator("en"))
     rec = recommendation(res)
     assert rec["tie"] and rec["versus"]["low"] <= 1 <= rec["versus"]["high"]
@@ -117,7 +121,7 @@ def test_a_headline_never_mixes_p50_and_p95(lang):
                                                   "high": 1.0, "margin": 0.5, "sd": 3.0, "conditional_power": None})])
     texts = [headline(res, t), recommendation_text(res, t), *sentences(res, t)[:2]]
     r.verdict = Verdict("deployment-worthy", [])
-    r.shadow, r.play = {"fraction": 1.0, "decisions": 1000}, {"n": 100, "margin": 2.0}
+    r.shadow, r.play = dict(SHADOW), dict(PLAYED)
     texts += [headline(res, t), recommendation_text(res, t)]
     for text in texts:
         assert "P50" not in text and "P95" in text, text
@@ -213,7 +217,7 @@ def test_a_pair_ordered_the_same_way_in_every_round_is_never_a_tie():
     assert claims.speed_kind(versus) == "speed_every_round"
     for r in (ra, rb):
         r.verdict = Verdict("deployment-worthy", [])
-        r.shadow, r.play = {"fraction": 1.0, "decisions": 1000, "flips": 0}, {"n": 100, "margin": 2.0}
+        r.shadow, r.play = dict(SHADOW), dict(PLAYED)
     rec = recommendation(res)
     assert rec["runtime"] is ra and rec["tie"] is False       # … and it is no tie
     for lang, tie_words, every in (("en", ("cannot be told apart", "no difference shown"), "in every one of its 12"),
@@ -297,11 +301,10 @@ def _add_repeats(path: Path, slow_reference: dict) -> None:
 def test_repeats_are_shown_per_runtime_with_what_differed(quick_run, tmp_path):
     from click.testing import CliRunner
 
-    from rtreport.cli import main
+    from rtreport_cli.main import main
     from site_gen.load import load_file
 
-    path = tmp_path / "repeats.duckdb"
-    shutil.copy(quick_run, path)
+    path = without_repeats(quick_run, tmp_path / "repeats.duckdb")   # the run alone, then two repeats of its own
     # shifts between repeats far beyond any spread of rounds on a loaded machine: the two-level interval is the wider
     _add_repeats(path, {1: 2.0, 2: 0.5})
     res = analyse(load_file(path)[0], GATES)

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import COMMITTED_RUNS, ctrl_c_at_game
-from rtreport.cli import main
+from rtreport_cli.main import main
 
 moto_server = pytest.importorskip("moto.server")
 

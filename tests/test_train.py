@@ -3,7 +3,7 @@ import torch
 import pytest
 from click.testing import CliRunner
 
-from rtreport.cli import main
+from rtreport_cli.main import main
 from collect.agent.train import Checkpoint, TrainConfig, epsilon_at, q_lambda_returns
 
 

@@ -19,7 +19,7 @@ from collect.play import twins as twins_mod
 from collect.play.engine import in_task_order, play_tasks
 from collect.registry import Runtime, all_runtimes
 from click.testing import CliRunner
-from rtreport.cli import main
+from rtreport_cli.main import main
 from test_engine import TASKS, _plain, prepared  # noqa: F401  (the module's prepared runners)
 from test_play import Nudged, _nudged, _rows
 

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 
 from click.testing import CliRunner
 
-from rtreport.cli import main
+from rtreport_cli.main import main
 from site_gen.web import meta_description
 
 ATOM = "{http://www.w3.org/2005/Atom}"

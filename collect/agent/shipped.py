@@ -173,7 +173,7 @@ def shipped_model() -> QNetwork:
 
 
 def card_markdown(card: dict) -> str:
-    """The model card's summary as README shows it (tests/test_docs.py keeps the two in step)."""
+    """The model card's summary as docs/agent.md shows it (tests/test_docs.py keeps the two in step)."""
     t, ev = card["training"], card["evaluation"]
     scores = ", ".join(f"{s:g}" for s in ev["scores"])
     return "\n".join([

@@ -1,12 +1,23 @@
-"""The runner interface, after Polygraphy's: public methods do the shared checks and
-bookkeeping and call the ``*_impl`` methods that each runtime overrides.
+"""The runner interface, after Polygraphy's: public methods do the shared checks and bookkeeping and call the
+``*_impl`` methods that each runtime overrides. What a plugin author implements (docs/architecture.md):
 
-A runner's life: ``prepare()`` builds what the runtime needs (session, engine, graph) and
-records how long that took and how large its artifact is; ``infer(batch)`` takes a uint8 host
-array (N, 4, 84, 84) and returns float32 Q-values (N, num_actions) on the host; ``describe()``
-says what ran, as the structured fields of the run file's runtime row (``libraries``: versions,
-``numerics``: TF32 state and the switches that set it, ``details``: anything else); ``close()``
-frees it. ``info`` is the runtime's registry entry (``registry.Runtime``).
+Required
+    ``prepare_impl()``  build what the runtime needs (session, engine, graph); ``prepare()`` times it. Set
+                        ``artifact_path`` / ``artifact_bytes`` when it writes a model or an engine.
+    ``infer_impl(batch)``  a uint8 host array (N, 4, 84, 84) in, float32 Q-values (N, num_actions) on the host out.
+Expected
+    ``describe_impl()``  what ran, as the run file's runtime row has it: ``libraries`` (versions), ``numerics``
+                        (the TF32 state, one of ``TF32_STATES``, and the switches that set it), ``details``.
+    ``close_impl()``    free what ``prepare_impl`` made.
+Optional: overlapping play (several games in flight in one process, ``collect.play.engine``)
+    ``open_slots(n)``, ``submit(slot, batch)``, ``ready(slot)``, ``fetch(slot)``, ``close_slots(reason)``: by
+    default each slot decides in turn through ``infer``, so every runner plays; override all five to overlap.
+Optional: play in other processes
+    ``worker_args()`` / ``reuse(args)`` (hand a prepared artifact, e.g. an engine, to the copies in play processes),
+    ``for_play()`` (a copy that schedules its threads for play; latency is measured on the runner itself).
+
+``info`` is the runtime's registry entry (``registry.Runtime``); a runtime that cannot run on this machine raises
+``RuntimeUnavailable`` with the reason (shown in the report).
 """
 from __future__ import annotations
 

@@ -33,7 +33,9 @@ DOMAIN = "rtreport"
 # (docs/zh-tw-glossary.md). Longest first; each result holds none of the phrases, so applying it twice is harmless.
 TITLE_PHRASES = {
     "zh-tw": (("torch.compile (default)", "torch.compile（預設模式）"), ("IO binding", "輸入輸出繫結"),
-              ("CUDA graph", "CUDA 圖"), ("(plugin)", "（外掛）")),
+              ("CUDA graph", "CUDA 圖"), ("(plugin)", "（外掛）"),
+              # the comma between a title's precision and its variant, full-width as in Chinese text
+              ("FP32, ", "FP32，"), ("FP16, ", "FP16，"), ("INT8, ", "INT8，")),
 }
 
 

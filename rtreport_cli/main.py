@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .errors import UserError
+from rtreport.errors import UserError
 
 
 class PathOrS3(click.ParamType):
