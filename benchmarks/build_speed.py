@@ -14,6 +14,7 @@ The machine is shared and noisy, so the modes are interleaved and the whole roun
 printed: the median and the range of each, and build/read per round (median and range). Usage:
   python benchmarks/build_speed.py [--repeat 3] [--before DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,11 @@ from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = [ROOT / "data" / n for n in ("cpu-epyc-2core.duckdb", "cpu-epyc-2core-2.duckdb", "nvidia-h200.duckdb")]
-MACHINE_FILE = ROOT / "data" / "cpu-epyc-2core-2.duckdb"   # the current schema, sealed
-READ = "import sys; from pathlib import Path; from site_gen.load import load_file\n" \
-       "for p in sys.argv[1:]: load_file(Path(p))"
+MACHINE_FILE = ROOT / "data" / "cpu-epyc-2core-2.duckdb"  # the current schema, sealed
+READ = (
+    "import sys; from pathlib import Path; from site_gen.load import load_file\n"
+    "for p in sys.argv[1:]: load_file(Path(p))"
+)
 MODES = ("read", "cold", "warm", "new")
 
 
@@ -112,7 +115,10 @@ def main() -> None:
         caches = {}
         for name, files in sets.items():
             (tmp / name / "work").mkdir(parents=True, exist_ok=True)
-            caches[name] = {"warm": fill(files, tmp / name / "all"), "new": fill(files[:-1], tmp / name / "all-but-one")}
+            caches[name] = {
+                "warm": fill(files, tmp / name / "all"),
+                "new": fill(files[:-1], tmp / name / "all-but-one"),
+            }
         times = {(s, m): [] for s in sets for m in modes}
         for r in range(args.repeat):
             for name, files in sets.items():
@@ -121,14 +127,18 @@ def main() -> None:
             print(f"round {r + 1} of {args.repeat} done", file=sys.stderr, flush=True)
     for name, files in sets.items():
         size = sum(f.stat().st_size for f in files) if name == "committed" else 10 * MACHINE_FILE.stat().st_size
-        print(f"\n{name}: {len(files)} files, {size / 1e6:.1f} MB ({', '.join(f.name for f in files[:3])}"
-              f"{', …' if len(files) > 3 else ''})")
+        print(
+            f"\n{name}: {len(files)} files, {size / 1e6:.1f} MB ({', '.join(f.name for f in files[:3])}"
+            f"{', …' if len(files) > 3 else ''})"
+        )
         for mode in modes:
             line = _line(mode, times[name, mode])
             if mode != "read":
                 ratios = [b / a for a, b in zip(times[name, "read"], times[name, mode])]
-                line += (f"   build/read median {statistics.median(ratios):5.2f}"
-                         f" (range {min(ratios):.2f} – {max(ratios):.2f})")
+                line += (
+                    f"   build/read median {statistics.median(ratios):5.2f}"
+                    f" (range {min(ratios):.2f} – {max(ratios):.2f})"
+                )
             print(line)
 
 

@@ -4,6 +4,7 @@ device→host copy (the Q-values), from pinned memory, timed like a decision. Co
 
     python benchmarks/copy_floor.py [--samples 2000] [--db data/h200.duckdb]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,9 +28,12 @@ def main():
     print(f"copy floor P50 {floor:.4f} ms (P95 {p95:.4f} ms)")
     if a.db:
         import duckdb
+
         con = duckdb.connect(a.db, read_only=True)
-        rows = con.execute("SELECT runtime_id, quantile_cont(seconds, 0.5) * 1e3 FROM latency WHERE kind = 'decision' "
-                           "GROUP BY 1 ORDER BY 2").fetchall()
+        rows = con.execute(
+            "SELECT runtime_id, quantile_cont(seconds, 0.5) * 1e3 FROM latency WHERE kind = 'decision' "
+            "GROUP BY 1 ORDER BY 2"
+        ).fetchall()
         print(f"{'runtime':<22} {'P50 ms':>9} {'x floor':>8}")
         for rid, p50 in rows:
             print(f"{rid:<22} {p50:>9.4f} {p50 / floor:>8.2f}")

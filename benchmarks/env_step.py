@@ -8,6 +8,7 @@ come (any difference stops the benchmark).
 Per round and env: microseconds per agent step (resets excluded) and milliseconds per seeded reset; then the
 median ratio direct / gymnasium over the rounds. ``--threads``: OpenCV's thread count (play processes use 1).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,19 +63,24 @@ def main() -> int:
     args = ap.parse_args()
     print(fingerprint(), flush=True)
     import cv2
+
     if args.threads is not None:
         cv2.setNumThreads(args.threads)
     print(f"OpenCV {cv2.__version__}, {cv2.getNumThreads()} thread(s); {args.rounds} rounds of {args.steps} steps")
     envs = {"gymnasium": make_eval_env(), "direct": DirectEvalEnv()}
     ratios = []
     for r in range(args.rounds):
-        order = dict(reversed(envs.items())) if r % 2 else envs   # alternate which goes first
+        order = dict(reversed(envs.items())) if r % 2 else envs  # alternate which goes first
         res = one_round(order, 1000 + r, args.steps)
         ratios.append(res["direct"][0] / res["gymnasium"][0])
-        print(f"round {r + 1}: gymnasium {res['gymnasium'][0]:7.0f} µs/step, reset {res['gymnasium'][1]:6.1f} ms; "
-              f"direct {res['direct'][0]:7.0f} µs/step, reset {res['direct'][1]:6.1f} ms; ratio {ratios[-1]:.3f}")
-    print(f"median ratio direct / gymnasium per step: {statistics.median(ratios):.3f} "
-          f"(rounds {min(ratios):.3f}–{max(ratios):.3f}); observations identical in every round")
+        print(
+            f"round {r + 1}: gymnasium {res['gymnasium'][0]:7.0f} µs/step, reset {res['gymnasium'][1]:6.1f} ms; "
+            f"direct {res['direct'][0]:7.0f} µs/step, reset {res['direct'][1]:6.1f} ms; ratio {ratios[-1]:.3f}"
+        )
+    print(
+        f"median ratio direct / gymnasium per step: {statistics.median(ratios):.3f} "
+        f"(rounds {min(ratios):.3f}–{max(ratios):.3f}); observations identical in every round"
+    )
     return 0
 
 

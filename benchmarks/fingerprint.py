@@ -2,6 +2,7 @@
 1-minute load average at the start, the GPU, its SM clock and driver (NVML where nvidia-ml-py is installed, else
 PyTorch), Python. Figures from different runs of a benchmark compare only when these lines match; within one run,
 the benchmarks measure side by side."""
+
 from __future__ import annotations
 
 import os
@@ -17,6 +18,7 @@ from collect.conditions import cpu_name  # noqa: E402  (light: no torch)
 def gpu() -> str:
     try:
         import pynvml
+
         pynvml.nvmlInit()
         h = pynvml.nvmlDeviceGetHandleByIndex(0)
         name = pynvml.nvmlDeviceGetName(h)
@@ -30,6 +32,7 @@ def gpu() -> str:
         pass
     try:
         import torch
+
         if torch.cuda.is_available():
             return f"{torch.cuda.get_device_name(0)} (no NVML: clock and driver unknown)"
     except Exception:
@@ -39,5 +42,7 @@ def gpu() -> str:
 
 def fingerprint() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"machine: {cpu_name()}, {os.cpu_count()} cores, 1-min load at start {load:.2f}; GPU: {gpu()}; "
-            f"Python {platform.python_version()}")
+    return (
+        f"machine: {cpu_name()}, {os.cpu_count()} cores, 1-min load at start {load:.2f}; GPU: {gpu()}; "
+        f"Python {platform.python_version()}"
+    )

@@ -3,6 +3,7 @@ kernels of every framework, whether NVML's energy counter moves, and what Tensor
 
     python benchmarks/gpu_check.py
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -22,6 +23,7 @@ def main():
     print(fingerprint(), flush=True)
     import onnxruntime as ort
     import torch
+
     print(f"torch {torch.__version__} cuda {torch.cuda.is_available()} {torch.cuda.get_device_name(0)}")
     print(f"onnxruntime {ort.__version__} from {Path(ort.__file__).parent}: {ort.get_available_providers()}")
     model = load_model(paths.AGENT_WEIGHTS)
@@ -39,8 +41,10 @@ def main():
             try:
                 runner.prepare()
             except Exception as e:
-                print(f"{rid}: prepare -> {type(e).__name__}: {e}; built {runner.artifact_bytes} bytes "
-                      f"in {runner.prepare_seconds}")
+                print(
+                    f"{rid}: prepare -> {type(e).__name__}: {e}; built {runner.artifact_bytes} bytes "
+                    f"in {runner.prepare_seconds}"
+                )
                 continue
             print(f"{rid}: prepared in {time.perf_counter() - start:.1f} s")
             rows, n = costs.kernel_rows(runner, states, 50)
@@ -49,8 +53,10 @@ def main():
                 kinds.setdefault(kind, [0, 0.0])
                 kinds[kind][0] += calls
                 kinds[kind][1] += seconds
-            print(f"  profiler over {n} decisions: " + ", ".join(f"{k}: {c / n:.1f}/decision {s / n * 1e6:.1f} µs"
-                                                               for k, (c, s) in kinds.items()))
+            print(
+                f"  profiler over {n} decisions: "
+                + ", ".join(f"{k}: {c / n:.1f}/decision {s / n * 1e6:.1f} µs" for k, (c, s) in kinds.items())
+            )
             print(f"  energy: {costs.energy(runner, states, 0, 1.0)}")
             runner.close()
     floor = costs.copy_floor(500)

@@ -11,6 +11,7 @@ the slot graphs captured on each slot's own stream (as collect does) and on PyTo
 
 GPU only; no emulator. Exit 1 if any overlapped decision differs with the capture collect uses.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,8 +57,11 @@ def main() -> int:
     ap.add_argument("--runtimes", default=RUNTIMES)
     ap.add_argument("--slots", type=int, default=16)
     ap.add_argument("--rounds", type=int, default=256)
-    ap.add_argument("--captures", default="own,default",
-                    help="which captures of the PyTorch slot graphs: own (each slot's stream), default, or both")
+    ap.add_argument(
+        "--captures",
+        default="own,default",
+        help="which captures of the PyTorch slot graphs: own (each slot's stream), default, or both",
+    )
     args = ap.parse_args()
     print(fingerprint(), flush=True)
     model = load_model(paths.AGENT_WEIGHTS)
@@ -87,8 +91,11 @@ def main() -> int:
         together = overlap_differences(runners, n, args.rounds)
         for rid, r in runners.items():
             alone = overlap_differences({rid: r}, n, args.rounds)[rid]
-            print(f"{capture:<22} {rid:<24} differing alone {alone:>5}, together {together[rid]:>5} of {total}; "
-                  f"overlapped {rate(r, n, True):8,.0f}/s vs one at a time {rate(r, n, False):8,.0f}/s", flush=True)
+            print(
+                f"{capture:<22} {rid:<24} differing alone {alone:>5}, together {together[rid]:>5} of {total}; "
+                f"overlapped {rate(r, n, True):8,.0f}/s vs one at a time {rate(r, n, False):8,.0f}/s",
+                flush=True,
+            )
             failed = failed or (own and (alone or together[rid]))
         print(f"{capture}: the engine says: {said}", flush=True)
         for r in runners.values():

@@ -10,6 +10,7 @@ the value the interval predicts) and says whether it lies inside the published 9
 next measurement ("what the next measurement will show"); and the same for each runtime's own P50 and P95 in
 milliseconds. A fingerprint of both measurements leads the output.
 """
+
 from __future__ import annotations
 
 import sys
@@ -37,17 +38,21 @@ def main(published: Path, heldout: Path) -> int:
     repeats = sorted({rep for rounds in new.values() for rep, _ in rounds.values()})
     if len(repeats) != 1:
         raise SystemExit(f"the held-out file should add exactly one repeat to the published file; it adds {repeats}")
-    print(f"published: {published} ({sum(len(v) for v in pub.values()) // max(len(pub), 1)} rounds a runtime, "
-          f"repeats {sorted({rep for r in pub.values() for rep, _ in r.values()} - {0})}); held-out repeat "
-          f"{repeats[0]} in {heldout}: {max(len(v) for v in new.values())} rounds")
+    print(
+        f"published: {published} ({sum(len(v) for v in pub.values()) // max(len(pub), 1)} rounds a runtime, "
+        f"repeats {sorted({rep for r in pub.values() for rep, _ in r.values()} - {0})}); held-out repeat "
+        f"{repeats[0]} in {heldout}: {max(len(v) for v in new.values())} rounds"
+    )
     import duckdb
+
     con = duckdb.connect(str(heldout), read_only=True)
     for row in con.execute("SELECT repeat, started_at, finished_at, machine FROM repeats ORDER BY repeat").fetchall():
         print(f"  repeat {row[0]}: {row[1]:%Y-%m-%d %H:%M:%S}–{row[2]:%H:%M:%S} UTC, {row[3]}")
     con.close()
     from site_gen.verdict import Gates
-    published_result = analysis.analyse(run, Gates.load())   # the intervals exactly as the site publishes them
-    lines, ratio_ok = [], {}   # runtime -> [inside?] for its P50 and P95 ratios
+
+    published_result = analysis.analyse(run, Gates.load())  # the intervals exactly as the site publishes them
+    lines, ratio_ok = [], {}  # runtime -> [inside?] for its P50 and P95 ratios
     for rid in sorted(pub, key=lambda r: (r != reference, r)):
         for q in latency_stats.STATISTICS:
             checks = []
@@ -58,27 +63,34 @@ def main(published: Path, heldout: Path) -> int:
                 checks.append(("ms", own, got[0][1]))
             if rid != reference:
                 ratio = result.ratios.get(q) if result else None
-                got = latency_stats.repeat_values(latency_stats.paired_ratios(new.get(rid, {}),
-                                                                             new.get(reference, {}), q))
+                got = latency_stats.repeat_values(
+                    latency_stats.paired_ratios(new.get(rid, {}), new.get(reference, {}), q)
+                )
                 if ratio and got:
                     checks.append(("ratio", ratio, got[0][1]))
             for kind, iv, value in checks:
-                if iv.get("next_low") is None:   # one measurement: no interval for the next one was published
-                    lines.append(f"{rid:26s} {q} {kind:5s} published {iv['value']:.3f}: no next-measurement "
-                                 f"interval (one measurement)  held-out {value:.3f}")
+                if iv.get("next_low") is None:  # one measurement: no interval for the next one was published
+                    lines.append(
+                        f"{rid:26s} {q} {kind:5s} published {iv['value']:.3f}: no next-measurement "
+                        f"interval (one measurement)  held-out {value:.3f}"
+                    )
                     continue
                 ok = iv["next_low"] <= value <= iv["next_high"]
                 if kind == "ratio":
                     ratio_ok.setdefault(rid, []).append(ok)
-                lines.append(f"{rid:26s} {q} {kind:5s} published {iv['value']:.3f} next [{iv['next_low']:.3f}, "
-                             f"{iv['next_high']:.3f}] (typical [{iv['low']:.3f}, {iv['high']:.3f}])  held-out "
-                             f"{value:.3f}  {'inside' if ok else 'OUTSIDE'}")
+                lines.append(
+                    f"{rid:26s} {q} {kind:5s} published {iv['value']:.3f} next [{iv['next_low']:.3f}, "
+                    f"{iv['next_high']:.3f}] (typical [{iv['low']:.3f}, {iv['high']:.3f}])  held-out "
+                    f"{value:.3f}  {'inside' if ok else 'OUTSIDE'}"
+                )
     print("\n".join(lines))
     inside, total = sum(sum(v) for v in ratio_ok.values()), sum(len(v) for v in ratio_ok.values())
     both = sum(all(v) for v in ratio_ok.values())
-    print(f"ratios inside the published next-measurement interval: {inside} of {total} (P50 and P95); runtimes with "
-          f"both inside: "
-          f"{both} of {len(ratio_ok)} ({100 * both / max(len(ratio_ok), 1):.0f} %)")
+    print(
+        f"ratios inside the published next-measurement interval: {inside} of {total} (P50 and P95); runtimes with "
+        f"both inside: "
+        f"{both} of {len(ratio_ok)} ({100 * both / max(len(ratio_ok), 1):.0f} %)"
+    )
     return 0
 
 

@@ -9,6 +9,7 @@ CPU topology (``lscpu``: threads per core, cores per socket), configurations int
 that ends starts the next seeded one, as in play; random actions end games far sooner than the agent does (every
 few hundred steps), so seeded resets (the ROM loaded again, about 0.24 s) weigh more here than in play's 3.5–5 %.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,7 @@ def _work(args) -> float:
     env = DirectEvalEnv()
     env.reset(seed=seed)
     actions = np.random.default_rng(seed).choice(4, size=steps, p=[0.2, 0.4, 0.2, 0.2])
-    while time.time() < start:   # every process starts stepping at the same moment
+    while time.time() < start:  # every process starts stepping at the same moment
         time.sleep(0.001)
     t0 = time.perf_counter()
     for a in actions:
@@ -53,22 +54,31 @@ def main() -> int:
     print(fingerprint(), flush=True)
     topo = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     keep = ("CPU(s)", "Thread(s) per core", "Core(s) per socket", "Socket(s)", "Model name", "NUMA node(s)")
-    print("; ".join(f"{k.strip()}: {v.strip()}" for k, _, v in (line.partition(":") for line in topo.splitlines())
-                    if k.strip() in keep), flush=True)
+    print(
+        "; ".join(
+            f"{k.strip()}: {v.strip()}"
+            for k, _, v in (line.partition(":") for line in topo.splitlines())
+            if k.strip() in keep
+        ),
+        flush=True,
+    )
     counts = [int(n) for n in args.procs.split(",")]
     ctx = mp.get_context("spawn")
     rates: dict[int, list[float]] = {}
     with ctx.Pool(max(counts)) as pool:
-        pool.map(_work, [(1000 + i, 50, 0.0) for i in range(max(counts))])   # import and load the ROM once
+        pool.map(_work, [(1000 + i, 50, 0.0) for i in range(max(counts))])  # import and load the ROM once
         for r in range(args.rounds):
             for n in counts:
                 start = time.time() + 0.5
                 times = pool.map(_work, [(1000 + 97 * r + i, args.steps, start) for i in range(n)])
                 rate = n * args.steps / max(times)
                 rates.setdefault(n, []).append(rate)
-                print(f"round {r + 1}: {n:2d} processes: {rate:8.0f} agent steps/s "
-                      f"({rate / rates[counts[0]][r] * counts[0]:.2f}x one process's rate; slowest "
-                      f"{max(times):.2f} s, fastest {min(times):.2f} s)", flush=True)
+                print(
+                    f"round {r + 1}: {n:2d} processes: {rate:8.0f} agent steps/s "
+                    f"({rate / rates[counts[0]][r] * counts[0]:.2f}x one process's rate; slowest "
+                    f"{max(times):.2f} s, fastest {min(times):.2f} s)",
+                    flush=True,
+                )
     return 0
 
 

@@ -32,6 +32,7 @@ shown per runtime as their range.
     python benchmarks/latency_coverage.py --machines 300 --gate-machines 1000   # quicker, rougher
     python benchmarks/latency_coverage.py data/nvidia-h200.duckdb old-h200.duckdb   # runs of one label pool
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,8 +51,13 @@ from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 from rtreport import latency_stats as ls  # noqa: E402
 from rtreport.gates import Gates  # noqa: E402
 
-COMMITTED = ("nvidia-h200.duckdb", "cpu-epyc-2core.duckdb", "cpu-epyc-2core-2.duckdb", "cpu-epyc-2core-3.duckdb",
-             "cpu-epyc-2core-4.duckdb")
+COMMITTED = (
+    "nvidia-h200.duckdb",
+    "cpu-epyc-2core.duckdb",
+    "cpu-epyc-2core-2.duckdb",
+    "cpu-epyc-2core-3.duckdb",
+    "cpu-epyc-2core-4.duckdb",
+)
 PROTOCOL_ROUNDS, REPEAT_ROUNDS = 10, 3
 # On a machine measured on several boots (the lent H200: one repeat per fresh lease), the run takes no repeats on its
 # own boot (``--repeats 0``, docs/gpu-run.md); ``--same-boot-repeats`` simulates a run that does.
@@ -62,15 +68,16 @@ STATISTIC = "p95"
 @dataclass
 class Fit:
     """One runtime's fitted effects (sd of log ratio) on one machine, and its round residuals."""
+
     label: str
     runtime: str
-    unit: str                # "boot" or "process": what the machine's independent measurements are
+    unit: str  # "boot" or "process": what the machine's independent measurements are
     boot: float
     process: float
     round: float
-    residuals: np.ndarray    # standardised round residuals (sd 1), resampled in the simulation
-    mean: float              # log of the observed typical ratio
-    counts: tuple            # (boots, processes, rounds) it was fitted on
+    residuals: np.ndarray  # standardised round residuals (sd 1), resampled in the simulation
+    mean: float  # log of the observed typical ratio
+    counts: tuple  # (boots, processes, rounds) it was fitted on
 
 
 def _rounds_by_machine(paths) -> dict:
@@ -91,8 +98,13 @@ def _rounds_by_machine(paths) -> dict:
                 ratios = ls.paired_ratios(keyed_rounds(rt), ref_keyed, STATISTIC)
                 rows = out.setdefault(run.run["label"], {}).setdefault(rt.runtime_id, [])
                 for r, (rep, value) in ratios.items():
-                    rows.append((where.get(r) or f"{run.run['run_id']}:unknown-boot",
-                                 f"{run.run['run_id']}:{rep}", math.log(value)))
+                    rows.append(
+                        (
+                            where.get(r) or f"{run.run['run_id']}:unknown-boot",
+                            f"{run.run['run_id']}:{rep}",
+                            math.log(value),
+                        )
+                    )
     return out
 
 
@@ -129,15 +141,24 @@ def fit(label: str, runtime: str, rows: list) -> Fit | None:
     boot_between, _ = _moments(boot_means) if len(boot_means) >= 2 else (0.0, within)
     boot = max(0.0, boot_between - process / max(1.0, np.mean([len(p) for p in boots_.values()])))
     unit = "boot" if len(boots_) >= 2 and not any(b.endswith("unknown-boot") for b in boots_) else "process"
-    if unit == "process":   # one boot (or none recorded): the processes are the measurements
+    if unit == "process":  # one boot (or none recorded): the processes are the measurements
         all_procs = list(proc_groups.values())
         process = _moments(all_procs)[0] if len(all_procs) >= 2 else 0.0
         boot = 0.0
     resid = np.concatenate([g - g.mean() for g in proc_groups.values() if g.size >= 2])
     resid = resid / (resid.std() or 1.0)
     logs = np.concatenate(list(proc_groups.values()))
-    return Fit(label, runtime, unit, math.sqrt(boot), math.sqrt(process), math.sqrt(within), resid,
-               float(logs.mean()), (len(boots_), len(proc_groups), int(logs.size)))
+    return Fit(
+        label,
+        runtime,
+        unit,
+        math.sqrt(boot),
+        math.sqrt(process),
+        math.sqrt(within),
+        resid,
+        float(logs.mean()),
+        (len(boots_), len(proc_groups), int(logs.size)),
+    )
 
 
 def _measurement(rng, f: Fit, mu: float, same_boot_repeats: int, rounds: int) -> list[tuple[str, int, np.ndarray]]:
@@ -204,23 +225,28 @@ def run(fits: list[Fit], machines: int, seed: int, gates: Gates, gate_machines: 
                         values, boots = simulate_file(rng, f, math.log(true), g)
                         iv = ls.interval(values, boots=boots)
                         passed.append(faster_gate(gates, iv).state == "pass")
-                        earlier.append(iv["next_high"] <= gate)   # the rule before: the prediction interval's end
-                    key = ("false-pass rate at the gate" if true == gate else f"passes at a true ratio of {true}") \
-                        + f", {g} measurements"
+                        earlier.append(iv["next_high"] <= gate)  # the rule before: the prediction interval's end
+                    key = (
+                        "false-pass rate at the gate" if true == gate else f"passes at a true ratio of {true}"
+                    ) + f", {g} measurements"
                     per[key] = passed
                     per[key + " (the earlier rule: the prediction interval)"] = earlier
             for key, hits in per.items():
                 tallies.setdefault(key, []).append((f.runtime, float(np.mean(hits)), len(hits)))
         units = sorted({f.unit for f in group})
         kinds = " and ".join(u + "s" for u in units)
-        out.append(f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds} (the first boot: the run and "
-                   f"{SAME_BOOT_REPEATS} repeats); per runtime sd of the log P95 ratio (boot / process / round):"
-                   if units == ["boot"] else
-                   f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds}; per runtime sd of the log P95 "
-                   "ratio (boot / process / round):")
+        out.append(
+            f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds} (the first boot: the run and "
+            f"{SAME_BOOT_REPEATS} repeats); per runtime sd of the log P95 ratio (boot / process / round):"
+            if units == ["boot"]
+            else f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds}; per runtime sd of the log P95 "
+            "ratio (boot / process / round):"
+        )
         for f in group:
-            out.append(f"  {f.runtime:26s} {f.boot:.3f} / {f.process:.3f} / {f.round:.3f}   (fitted on "
-                       f"{f.counts[0]} boots, {f.counts[1]} processes, {f.counts[2]} rounds)")
+            out.append(
+                f"  {f.runtime:26s} {f.boot:.3f} / {f.process:.3f} / {f.round:.3f}   (fitted on "
+                f"{f.counts[0]} boots, {f.counts[1]} processes, {f.counts[2]} rounds)"
+            )
         for key, rows in tallies.items():
             pooled = sum(p * n for _, p, n in rows) / sum(n for _, _, n in rows)
             low, high = min(p for _, p, _ in rows), max(p for _, p, _ in rows)
@@ -232,11 +258,19 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="*", type=Path, help="machine files (default: the committed ones)")
     ap.add_argument("--machines", type=int, default=2000, help="simulated files per runtime and scenario")
-    ap.add_argument("--gate-machines", type=int, default=8000,
-                    help="simulated files per runtime for the false-pass rate at the gate")
+    ap.add_argument(
+        "--gate-machines",
+        type=int,
+        default=8000,
+        help="simulated files per runtime for the false-pass rate at the gate",
+    )
     ap.add_argument("--seed", type=int, default=20261203)
-    ap.add_argument("--same-boot-repeats", type=int, default=SAME_BOOT_REPEATS,
-                    help="repeats on the run's own boot, where the measurements are boots (default 0)")
+    ap.add_argument(
+        "--same-boot-repeats",
+        type=int,
+        default=SAME_BOOT_REPEATS,
+        help="repeats on the run's own boot, where the measurements are boots (default 0)",
+    )
     args = ap.parse_args(argv)
     globals()["SAME_BOOT_REPEATS"] = args.same_boot_repeats
     print(fingerprint(), flush=True)
@@ -244,8 +278,10 @@ def main(argv=None) -> None:
     t0, c0 = time.time(), time.process_time()
     data = _rounds_by_machine(paths)
     fits = [f for label, rts in data.items() for rid, rows in sorted(rts.items()) if (f := fit(label, rid, rows))]
-    print(f"files: {', '.join(p.name for p in paths)}; statistic {STATISTIC.upper()}; {args.machines} simulated "
-          f"files per runtime and scenario; the run's process {PROTOCOL_ROUNDS} rounds, each repeat {REPEAT_ROUNDS}")
+    print(
+        f"files: {', '.join(p.name for p in paths)}; statistic {STATISTIC.upper()}; {args.machines} simulated "
+        f"files per runtime and scenario; the run's process {PROTOCOL_ROUNDS} rounds, each repeat {REPEAT_ROUNDS}"
+    )
     print("\n".join(run(fits, args.machines, args.seed, Gates.load(), args.gate_machines)))
     print(f"({time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s CPU)")
 

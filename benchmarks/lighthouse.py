@@ -9,6 +9,7 @@ performance score and the total blocking time.
     (cd benchmarks/lighthouse && npm install)           # lighthouse and puppeteer-core, pinned in package.json
     CHROME_PATH=/usr/bin/chromium python benchmarks/lighthouse.py /tmp/site [--repeats 3] [--only timespan]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,13 @@ from fingerprint import fingerprint
 
 HERE = Path(__file__).parent / "lighthouse"
 PAGES = {"h200": "en/hardware/nvidia-h200/", "cpu": "en/hardware/cpu-epyc-2core/", "compare": "en/compare/"}
-RUNS = [(page, mode, form, []) for mode in ("navigation", "timespan") for page in PAGES
-        for form in ("mobile", "desktop")] + [
-    ("h200", "timespan", "mobile", ["--open-parts"]), ("h200", "timespan", "desktop", ["--open-parts"]),
-    ("h200", "timespan", "mobile", ["--open-parts", "--pause", "1500"])]
+RUNS = [
+    (page, mode, form, []) for mode in ("navigation", "timespan") for page in PAGES for form in ("mobile", "desktop")
+] + [
+    ("h200", "timespan", "mobile", ["--open-parts"]),
+    ("h200", "timespan", "desktop", ["--open-parts"]),
+    ("h200", "timespan", "mobile", ["--open-parts", "--pause", "1500"]),
+]
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -64,8 +68,13 @@ def main() -> int:
                 continue
             uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
             print(f"# run {rep + 1}: {page} {mode} {form} {' '.join(extra)} | uptime: {uptime}", flush=True)
-            out = subprocess.run(["node", "lighthouse_flow.mjs", base + PAGES[page], mode, form, *extra],
-                                 cwd=HERE, capture_output=True, text=True, timeout=300)
+            out = subprocess.run(
+                ["node", "lighthouse_flow.mjs", base + PAGES[page], mode, form, *extra],
+                cwd=HERE,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             line = next((ln for ln in out.stdout.splitlines() if ln.startswith("{")), None)
             if out.returncode or line is None:
                 print(f"  failed ({out.returncode}): {out.stderr.strip()[-500:]}", flush=True)
@@ -77,8 +86,10 @@ def main() -> int:
     for (page, mode, form, extra), rows in results.items():
         perf = [r["performance"] for r in rows]
         tbt = [r["tbt_ms"] for r in rows]
-        print(f"{page} | {mode}{' ' + extra if extra else ''} | {form} | {statistics.median(perf):.0f} "
-              f"({min(perf)}-{max(perf)}) | {statistics.median(tbt):.0f} ({min(tbt):.0f}-{max(tbt):.0f}) | {len(rows)}")
+        print(
+            f"{page} | {mode}{' ' + extra if extra else ''} | {form} | {statistics.median(perf):.0f} "
+            f"({min(perf)}-{max(perf)}) | {statistics.median(tbt):.0f} ({min(tbt):.0f}-{max(tbt):.0f}) | {len(rows)}"
+        )
     return 0
 
 

@@ -8,6 +8,7 @@ A look's figures are the differences between its totals and the previous look's 
 (a resumed run's new session starts from zero). "the engine's own Python" is what is left of the play processes'
 wall time: the ε draws, argmax, tallies and the scheduling of slots.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,9 @@ def per_look(rows) -> dict:
         out[key] = {}
         for process, comps in totals[key].items():
             before = last.get((session, process), {})
-            out[key][process] = {c: (n - before.get(c, (0, 0.0))[0], s - before.get(c, (0, 0.0))[1])
-                                 for c, (n, s) in comps.items()}
+            out[key][process] = {
+                c: (n - before.get(c, (0, 0.0))[0], s - before.get(c, (0, 0.0))[1]) for c, (n, s) in comps.items()
+            }
             last[(session, process)] = comps
     return out
 
@@ -51,9 +53,13 @@ def describe(look: dict) -> list[str]:
     cpu = summed.pop("cpu", [0, 0.0])[1]
     decisions = sum(n for c, (n, _) in summed.items() if c.endswith(" fetch"))
     steps = summed.get("emulator step", [0, 0.0])[0]
-    lines = [f"  wall {wall:7.1f} s, {len(workers)} play process(es); {steps:,} game steps, {decisions:,} runtime "
-             f"decisions = {decisions / wall if wall else 0:,.0f}/s; play processes' CPU {cpu / process_wall:.0%} "
-             f"of their wall time" if process_wall else "  (no play process time)"]
+    lines = [
+        f"  wall {wall:7.1f} s, {len(workers)} play process(es); {steps:,} game steps, {decisions:,} runtime "
+        f"decisions = {decisions / wall if wall else 0:,.0f}/s; play processes' CPU {cpu / process_wall:.0%} "
+        f"of their wall time"
+        if process_wall
+        else "  (no play process time)"
+    ]
     accounted = 0.0
     for c, (n, s) in sorted(summed.items(), key=lambda kv: -kv[1][1]):
         accounted += s
@@ -74,17 +80,24 @@ def main() -> int:
     args = ap.parse_args()
     print(fingerprint(), "(this machine reads the file; the figures are the run's)", flush=True)
     import duckdb
+
     con = duckdb.connect(str(args.file), read_only=True)
     tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     if "play_time" not in tables:
         print(f"{args.file}: no play_time table (a file made before collect recorded where play's time goes)")
         return 1
     run = args.run or con.execute("SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1").fetchone()[0]
-    cpu, label = con.execute("SELECT cpu || ', ' || cpu_count || ' cores; ' || coalesce(gpu_name, 'no GPU'), label "
-                             "FROM runs WHERE run_id = ?", [run]).fetchone()
+    cpu, label = con.execute(
+        "SELECT cpu || ', ' || cpu_count || ' cores; ' || coalesce(gpu_name, 'no GPU'), label "
+        "FROM runs WHERE run_id = ?",
+        [run],
+    ).fetchone()
     print(f"run {run} ({label}): {cpu}")
-    rows = con.execute("SELECT session, look, process, component, calls, seconds FROM play_time WHERE run_id = ? "
-                       "ORDER BY session, look, process", [run]).fetchall()
+    rows = con.execute(
+        "SELECT session, look, process, component, calls, seconds FROM play_time WHERE run_id = ? "
+        "ORDER BY session, look, process",
+        [run],
+    ).fetchall()
     for (session, look), processes in per_look(rows).items():
         print(f"session {session}, look {look + 1}:")
         print("\n".join(describe(processes)))

@@ -13,6 +13,7 @@ process's CPU time over its wall time (a blocking CUDA wait spins, so it counts 
 share (/proc/stat) and the GPU's utilisation (NVML, where installed) over the run. Issue #15: which part bounds
 the protocol's play on one GPU.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,6 +40,7 @@ from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 def _child(initargs, tasks, barrier, results) -> None:
     from collect.play import worker as play_pool
     from collect.play.engine import RuntimeFault, play_tasks
+
     try:
         play_pool._init(*initargs)
         runners = {k: v for k, v in play_pool._worker.items() if k != "__envs__"}
@@ -57,7 +59,9 @@ def _child(initargs, tasks, barrier, results) -> None:
                     entry = times[name]
                     entry[0] += 1
                     entry[1] += time.perf_counter() - t
+
             return call
+
         for rid, r in runners.items():
             for method in ("submit", "ready", "fetch"):
                 setattr(r, method, timed(f"{rid} {method}", getattr(r, method)))
@@ -75,8 +79,15 @@ def _child(initargs, tasks, barrier, results) -> None:
             episode, _, tallies, *_ = result
             steps += episode.steps
             decisions += episode.steps + sum(t.decisions for t in tallies.values())
-        results.put({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "steps": steps,
-                     "decisions": decisions, "times": {k: tuple(v) for k, v in times.items()}})
+        results.put(
+            {
+                "wall": time.perf_counter() - wall,
+                "cpu": time.process_time() - cpu,
+                "steps": steps,
+                "decisions": decisions,
+                "times": {k: tuple(v) for k, v in times.items()},
+            }
+        )
     except BaseException as e:
         barrier.abort()
         results.put({"error": f"{type(e).__name__}: {e}"})
@@ -100,6 +111,7 @@ class _GpuSampler(threading.Thread):
         self.samples, self.stop = [], threading.Event()
         try:
             import pynvml
+
             pynvml.nvmlInit()
             self.nvml, self.handle = pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
         except Exception:
@@ -125,8 +137,12 @@ def main() -> int:
     specs = {s.id: s for s in all_runtimes()}
     unknown = [rid for rid in (args.driver, *shadows) if rid not in specs]
     if unknown or min(args.slots, args.processes, args.seeds, args.step_cap) < 1:
-        print(f"unknown runtime {', '.join(unknown)}" if unknown else "--slots, --processes, --seeds and --step-cap "
-              "take positive numbers", file=sys.stderr)
+        print(
+            f"unknown runtime {', '.join(unknown)}"
+            if unknown
+            else "--slots, --processes, --seeds and --step-cap take positive numbers",
+            file=sys.stderr,
+        )
         return 2
     model = load_model(paths.AGENT_WEIGHTS)
     artifacts = Artifacts(Path(tempfile.mkdtemp(prefix="play-profile-")), model.onnx_source())
@@ -143,6 +159,7 @@ def main() -> int:
     daemon, env = None, {}
     if args.mps:
         from collect.mps import MpsDaemon
+
         daemon = MpsDaemon().__enter__()
         daemon.probe()
         env = daemon.env
@@ -150,8 +167,10 @@ def main() -> int:
     initargs = (*Players(runners, 2, paths.AGENT_WEIGHTS, artifacts, 0, args.slots)._initargs, env)
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(args.processes + 1), context.Queue()
-    processes = [context.Process(target=_child, args=(initargs, tasks[i:: args.processes], barrier, results))
-                 for i in range(args.processes)]
+    processes = [
+        context.Process(target=_child, args=(initargs, tasks[i :: args.processes], barrier, results))
+        for i in range(args.processes)
+    ]
     try:
         for p in processes:
             p.start()
@@ -182,16 +201,22 @@ def main() -> int:
 def _report(args, shadows, rows, wall, cpu0, cpu1, gpu_samples) -> None:
     decisions, steps = sum(r["decisions"] for r in rows), sum(r["steps"] for r in rows)
     process_wall = sum(r["wall"] for r in rows)
-    print(f"{os.cpu_count()} cores; {args.processes} processes x {args.slots} slots; driver {args.driver}; shadows "
-          f"{', '.join(shadows) or 'none'}; {args.seeds} seeds, step cap {args.step_cap}")
-    print(f"wall {wall:.2f} s: {decisions:,} runtime decisions ({decisions / wall:,.0f}/s), {steps:,} agent steps "
-          f"({steps / wall:,.0f}/s); the processes' CPU time is {sum(r['cpu'] for r in rows) / process_wall:.0%} "
-          "of their wall time")
+    print(
+        f"{os.cpu_count()} cores; {args.processes} processes x {args.slots} slots; driver {args.driver}; shadows "
+        f"{', '.join(shadows) or 'none'}; {args.seeds} seeds, step cap {args.step_cap}"
+    )
+    print(
+        f"wall {wall:.2f} s: {decisions:,} runtime decisions ({decisions / wall:,.0f}/s), {steps:,} agent steps "
+        f"({steps / wall:,.0f}/s); the processes' CPU time is {sum(r['cpu'] for r in rows) / process_wall:.0%} "
+        "of their wall time"
+    )
     if cpu0 and cpu1:
         print(f"machine CPU busy: {(cpu1[0] - cpu0[0]) / max(1.0, cpu1[1] - cpu0[1]):.0%} of {os.cpu_count()} cores")
     if gpu_samples:
-        print(f"GPU utilisation (NVML, share of time a kernel ran): mean {sum(gpu_samples) / len(gpu_samples):.0f} %"
-              f" over {len(gpu_samples)} samples")
+        print(
+            f"GPU utilisation (NVML, share of time a kernel ran): mean {sum(gpu_samples) / len(gpu_samples):.0f} %"
+            f" over {len(gpu_samples)} samples"
+        )
     totals: dict = defaultdict(lambda: [0, 0.0])
     for r in rows:
         for name, (calls, seconds) in r["times"].items():
@@ -201,8 +226,10 @@ def _report(args, shadows, rows, wall, cpu0, cpu1, gpu_samples) -> None:
     for name, (calls, seconds) in sorted(totals.items(), key=lambda kv: -kv[1][1]):
         print(f"{name:<40} {calls:>10,} {seconds / calls * 1e6:>9.0f} {seconds / process_wall:>7.1%}")
     rest = process_wall - sum(seconds for _, seconds in totals.values())
-    print(f"{'the engine and the games (the rest)':<40} {'':>10} {rest / max(1, steps) * 1e6:>9.0f} "
-          f"{rest / process_wall:>7.1%}   (us per agent step)")
+    print(
+        f"{'the engine and the games (the rest)':<40} {'':>10} {rest / max(1, steps) * 1e6:>9.0f} "
+        f"{rest / process_wall:>7.1%}   (us per agent step)"
+    )
 
 
 if __name__ == "__main__":

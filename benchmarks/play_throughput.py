@@ -12,6 +12,7 @@ seed and the Q-values). Worker start-up (spawning, preparing, compiling) is not 
 started (``Players.wait_started``) and played a short warm-up game in each slot before the clock starts.
 Goal (issue #15): >= 12,000 decisions/s on the H200 with a FP32 CUDA-graph runtime.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,9 +44,13 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--step-cap", type=int, default=None, help="cut every game at this many decisions")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
-    ap.add_argument("--expect", type=Path, default=None,
-                    help='JSON {runtime id: {seed: [actions]}} of stored episodes (e.g. from a committed file\'s '
-                         '"episodes" rows): every config\'s episodes of the driver must replay them')
+    ap.add_argument(
+        "--expect",
+        type=Path,
+        default=None,
+        help="JSON {runtime id: {seed: [actions]}} of stored episodes (e.g. from a committed file's "
+        '"episodes" rows): every config\'s episodes of the driver must replay them',
+    )
     args = ap.parse_args()
     print(fingerprint(), flush=True)
     shadows = tuple(s for s in args.shadows.split(",") if s)
@@ -57,10 +62,13 @@ def main() -> int:
         print(f"unknown runtime {', '.join(unknown)}; known: {', '.join(specs)}", file=sys.stderr)
         return 2
     configs = args.configs.lower().split(",")
-    if not all(len(c.split("x")) == 2 and all(v.isdigit() and int(v) > 0 for v in c.removesuffix("m").split("x"))
-               for c in configs):
-        print(f"--configs {args.configs}: give SLOTSxWORKERS pairs such as 1x8,16x4 (16x4m: through MPS)",
-              file=sys.stderr)
+    if not all(
+        len(c.split("x")) == 2 and all(v.isdigit() and int(v) > 0 for v in c.removesuffix("m").split("x"))
+        for c in configs
+    ):
+        print(
+            f"--configs {args.configs}: give SLOTSxWORKERS pairs such as 1x8,16x4 (16x4m: through MPS)", file=sys.stderr
+        )
         return 2
     runners = {}
     for rid in (args.driver, *shadows):
@@ -76,14 +84,17 @@ def main() -> int:
         print(f"{rid}: overlapped decisions {overlap.get(rid, 'none: each slot decides in turn')}")
     seeds = list(load_seeds()["play"])[: args.seeds]
     tasks = [Task(args.driver, shadows, s, args.step_cap) for s in seeds]
-    print(f"{os.cpu_count()} cores; driver {args.driver}; shadows {', '.join(shadows) or 'none'}; "
-          f"{len(seeds)} seeds; step cap {args.step_cap}")
+    print(
+        f"{os.cpu_count()} cores; driver {args.driver}; shadows {', '.join(shadows) or 'none'}; "
+        f"{len(seeds)} seeds; step cap {args.step_cap}"
+    )
     expect = json.loads(args.expect.read_text()).get(args.driver, {}) if args.expect else {}
     rows, first, ok = [], None, True
     for config in configs:
         slots, workers = (int(v) for v in config.removesuffix("m").split("x"))
-        with Players(runners, workers, paths.AGENT_WEIGHTS, artifacts, 0, slots=slots,
-                     mps=config.endswith("m")) as players:
+        with Players(
+            runners, workers, paths.AGENT_WEIGHTS, artifacts, 0, slots=slots, mps=config.endswith("m")
+        ) as players:
             players.wait_started()  # every worker started and prepared: the start is not timed
             mps = players.mps_state()
             if mps:
@@ -108,16 +119,27 @@ def main() -> int:
         differing = sorted(differing)
         first = first or episodes
         replayed = [e["actions"] == expect[str(e["seed"])] for e, _ in episodes if str(e["seed"]) in expect]
-        row = {"config": config, "slots": slots, "workers": workers, "wall_s": round(wall, 2),
-               "decisions": decisions, "decisions_per_s": round(decisions / wall),
-               "steps": sum(r[0].steps for _, r, _ in results), "same_episodes_as_first": same, "mps": mps,
-               "stored_traces_replayed": f"{sum(replayed)}/{len(replayed)}" if replayed else None,
-               "differing": differing}
+        row = {
+            "config": config,
+            "slots": slots,
+            "workers": workers,
+            "wall_s": round(wall, 2),
+            "decisions": decisions,
+            "decisions_per_s": round(decisions / wall),
+            "steps": sum(r[0].steps for _, r, _ in results),
+            "same_episodes_as_first": same,
+            "mps": mps,
+            "stored_traces_replayed": f"{sum(replayed)}/{len(replayed)}" if replayed else None,
+            "differing": differing,
+        }
         rows.append(row)
         ok = ok and same and all(replayed)
-        print(f"{config:>7}: {wall:7.2f} s, {decisions:,} decisions, {decisions / wall:9,.0f} decisions/s, "
-              f"episodes {'identical to' if same else 'DIFFERENT (' + ', '.join(differing) + ') from'} {rows[0]['config']}"
-              + (f"; stored traces replayed {row['stored_traces_replayed']}" if replayed else ""), flush=True)
+        print(
+            f"{config:>7}: {wall:7.2f} s, {decisions:,} decisions, {decisions / wall:9,.0f} decisions/s, "
+            f"episodes {'identical to' if same else 'DIFFERENT (' + ', '.join(differing) + ') from'} "
+            f"{rows[0]['config']}" + (f"; stored traces replayed {row['stored_traces_replayed']}" if replayed else ""),
+            flush=True,
+        )
     for r in runners.values():
         r.close()
     if args.json:

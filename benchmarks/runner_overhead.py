@@ -6,6 +6,7 @@ calling the same runtime directly, in the same process, in alternating blocks.
 
 Prints one row per runtime: harness P50, hand-loop P50, and their ratio (goal <= 1.10).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,13 +26,19 @@ from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 def hand_loop(runner, states, samples):
     """The runtime called directly: no interface, no checks; the same work per decision."""
     rid = runner.info.id
-    views = [states[i:i + 1] for i in range(len(states))]
+    views = [states[i : i + 1] for i in range(len(states))]
     clock = time.perf_counter
     out = []
     if rid.startswith("torch") and rid.endswith(("-graph", "-compile")):
         import torch
-        host_in, static_in, graph, static_out, host_out = (runner.host_in, runner.static_in, runner.graph,
-                                                           runner.static_out, runner.host_out)
+
+        host_in, static_in, graph, static_out, host_out = (
+            runner.host_in,
+            runner.static_in,
+            runner.graph,
+            runner.static_out,
+            runner.host_out,
+        )
         stream = torch.cuda.current_stream(runner._torch_device)
         for i in range(samples):
             x = views[i % len(views)]
@@ -54,6 +61,7 @@ def hand_loop(runner, states, samples):
             out.append(clock() - t)
     elif rid.startswith("torch"):
         import torch
+
         model, device = runner.model, runner._torch_device
         with torch.inference_mode():
             for i in range(samples):

@@ -8,6 +8,7 @@ Monte-Carlo standard error. The exact values (recursive integration, spread know
 
     python benchmarks/sequential_design.py [--quick] [--db data/nvidia-h200.duckdb] [--out docs/sequential-design.md]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,15 @@ def observed(db: str) -> dict:
             widest = {"runtime": rid, "d": d, "sd": float(d.std(ddof=1)), "mean": float(d.mean()), "n": d.size}
     fraction = Gates.load().play_margin
     ref_mean = float(np.mean(list(ref.values())))
-    return {"looks": looks, "fraction": fraction, "ref_mean": ref_mean, "margin": fraction * ref_mean,
-            "reference": reference, "seeds": len(ref), **widest}
+    return {
+        "looks": looks,
+        "fraction": fraction,
+        "ref_mean": ref_mean,
+        "margin": fraction * ref_mean,
+        "reference": reference,
+        "seeds": len(ref),
+        **widest,
+    }
 
 
 def exact(sd: float, margin: float, looks, mu: float) -> tuple[float, float]:
@@ -58,26 +66,40 @@ def scenario(o: dict, mu: float, n: int, pool) -> dict:
     ni, inf, stop, mean = sequential.simulate(o["sd"], o["margin"], o["looks"], mu, n, seed=seed, pool=pool)
     se = lambda p: math.sqrt(p * (1 - p) / n)  # noqa: E731
     early = stop < len(o["looks"]) - 1
-    return {"ni": ni.mean(), "ni_se": se(ni.mean()), "inf": inf.mean(), "inf_se": se(inf.mean()),
-            "seeds": float(np.mean(np.asarray(o["looks"])[stop])),
-            "stops": np.bincount(stop, minlength=len(o["looks"])) / n,
-            "bias": float(mean.mean() - mu), "bias_early": float(mean[early].mean() - mu) if early.any() else None,
-            "bias_se": float(mean.std() / math.sqrt(n))}
+    return {
+        "ni": ni.mean(),
+        "ni_se": se(ni.mean()),
+        "inf": inf.mean(),
+        "inf_se": se(inf.mean()),
+        "seeds": float(np.mean(np.asarray(o["looks"])[stop])),
+        "stops": np.bincount(stop, minlength=len(o["looks"])) / n,
+        "bias": float(mean.mean() - mu),
+        "bias_early": float(mean[early].mean() - mu) if early.any() else None,
+        "bias_se": float(mean.std() / math.sqrt(n)),
+    }
 
 
 def after_stop(o: dict, mu: float, n: int) -> list:
     """Per stop look, over ``n`` simulated runs at true difference ``mu`` (normal differences): share of runs,
     naive mean's bias, and how often the median-unbiased estimate (spread taken as known) lies above ``mu``."""
     _, _, stop, mean = sequential.simulate(o["sd"], o["margin"], o["looks"], mu, n, seed=20261203)
-    est = np.array([after_stopping.stagewise_quantile(0.5, m, o["sd"], k, o["looks"], o["margin"])
-                    for m, k in zip(mean, stop)])
+    est = np.array(
+        [after_stopping.stagewise_quantile(0.5, m, o["sd"], k, o["looks"], o["margin"]) for m, k in zip(mean, stop)]
+    )
     rows = []
     for k in [*range(len(o["looks"])), None]:
         at = np.ones(n, bool) if k is None else stop == k
         if at.any():
-            rows.append({"look": k, "share": at.mean(), "naive": float(mean[at].mean() - mu),
-                         "above": float((est[at] > mu).mean()), "runs": int(at.sum()),
-                         "naive_above": float((mean[at] > mu).mean())})
+            rows.append(
+                {
+                    "look": k,
+                    "share": at.mean(),
+                    "naive": float(mean[at].mean() - mu),
+                    "above": float((est[at] > mu).mean()),
+                    "runs": int(at.sum()),
+                    "naive_above": float((mean[at] > mu).mean()),
+                }
+            )
     return rows
 
 
@@ -98,8 +120,10 @@ def note(o: dict, rows: list, n: int, seconds: float, quick: bool, adjusted: lis
         "",
         "| look | seeds | c_k | error spent by this look (each side) |",
         "|---|---|---|---|",
-        *[f"| {k + 1} | {s:,} | {ck:.4f} | {sequential.spent(s / o['looks'][-1]):.3g} |"
-          for k, (s, ck) in enumerate(zip(o["looks"], c))],
+        *[
+            f"| {k + 1} | {s:,} | {ck:.4f} | {sequential.spent(s / o['looks'][-1]):.3g} |"
+            for k, (s, ck) in enumerate(zip(o["looks"], c))
+        ],
         "",
         "Whole runs of the design: P(non-inferior) at a true difference of −margin is the type I error of the",
         "non-inferiority claim (design: 0.025); at 0 it is the power. P(inferior) at −margin is the other claim's",
@@ -114,27 +138,40 @@ def note(o: dict, rows: list, n: int, seconds: float, quick: bool, adjusted: lis
     for r in rows:
         s = r["sim"]
         early = "–" if s["bias_early"] is None else f"{s['bias_early']:+.2f}"
-        out.append(f"| {r['kind']} | {r['mu']:+.2f} | {s['ni']:.4f} ± {s['ni_se']:.4f} | {r['exact'][0]:.4f} | "
-                   f"{s['inf']:.4f} ± {s['inf_se']:.4f} | {r['exact'][1]:.4f} | {s['seeds']:,.0f} | "
-                   f"{' / '.join(f'{p:.3f}' for p in s['stops'])} | {s['bias']:+.2f} / {early} |")
+        out.append(
+            f"| {r['kind']} | {r['mu']:+.2f} | {s['ni']:.4f} ± {s['ni_se']:.4f} | {r['exact'][0]:.4f} | "
+            f"{s['inf']:.4f} ± {s['inf_se']:.4f} | {r['exact'][1]:.4f} | {s['seeds']:,.0f} | "
+            f"{' / '.join(f'{p:.3f}' for p in s['stops'])} | {s['bias']:+.2f} / {early} |"
+        )
     over = [r for r in rows if r["mu"] == -o["margin"] and r["sim"]["ni"] - r["exact"][0] > 2 * r["sim"]["ni_se"]]
-    out += ["", "Type I error: " + ("the simulated rate stays within two standard errors of the exact 0.025 in "
-                                    "every row." if not over else
-                                    "the simulated rate exceeds the exact one by more than two standard errors for "
-                                    + ", ".join(f"{r['kind']} differences ({r['sim']['ni']:.4f})" for r in over)
-                                    + ": the boundaries treat the spread as known, the test estimates it at each "
-                                    "look (a t- rather than a normal statistic)."),
-            "", "A mean read where the test stopped early is biased (last column); the pages therefore show the",
-            "median-unbiased estimate under the stage-wise ordering beside it (`rtreport/after_stopping.py`).",
-            f"Over {m:,} simulated runs with a true difference of 0 (normal differences, the estimate computed with the",
-            "spread known): the naive mean's bias by the look where the run stopped, and how often each estimate lies",
-            "above the truth. Median-unbiased means ½ over all runs (last row), not within each look.", "",
-            "| stopped at look | share of runs | naive mean − truth | P(naive mean > truth) | "
-            "P(median-unbiased estimate > truth) |", "|---|---|---|---|---|"]
+    out += [
+        "",
+        "Type I error: "
+        + (
+            "the simulated rate stays within two standard errors of the exact 0.025 in every row."
+            if not over
+            else "the simulated rate exceeds the exact one by more than two standard errors for "
+            + ", ".join(f"{r['kind']} differences ({r['sim']['ni']:.4f})" for r in over)
+            + ": the boundaries treat the spread as known, the test estimates it at each "
+            "look (a t- rather than a normal statistic)."
+        ),
+        "",
+        "A mean read where the test stopped early is biased (last column); the pages therefore show the",
+        "median-unbiased estimate under the stage-wise ordering beside it (`rtreport/after_stopping.py`).",
+        f"Over {m:,} simulated runs with a true difference of 0 (normal differences, the estimate computed with the",
+        "spread known): the naive mean's bias by the look where the run stopped, and how often each estimate lies",
+        "above the truth. Median-unbiased means ½ over all runs (last row), not within each look.",
+        "",
+        "| stopped at look | share of runs | naive mean − truth | P(naive mean > truth) | "
+        "P(median-unbiased estimate > truth) |",
+        "|---|---|---|---|---|",
+    ]
     for r in adjusted:
         se = math.sqrt(0.25 / r["runs"])
-        out.append(f"| {'all' if r['look'] is None else r['look'] + 1} | {r['share']:.3f} | {r['naive']:+.2f} | "
-                   f"{r['naive_above']:.3f} | {r['above']:.3f} ± {se:.3f} |")
+        out.append(
+            f"| {'all' if r['look'] is None else r['look'] + 1} | {r['share']:.3f} | {r['naive']:+.2f} | "
+            f"{r['naive_above']:.3f} | {r['above']:.3f} ± {se:.3f} |"
+        )
     out += ["", *MULTIPLICITY.splitlines()]
     out.append("")
     return "\n".join(out)
@@ -174,13 +211,21 @@ def main():
     o, t0, rows = observed(a.db), time.time(), []
     for kind, pool in (("normal", None), ("resampled", o["d"])):
         for mu in (-o["margin"], -o["margin"] / 2, 0.0):
-            rows.append({"kind": kind, "mu": mu, "exact": exact(o["sd"], o["margin"], o["looks"], mu),
-                         "sim": scenario(o, mu, n, pool)})
+            rows.append(
+                {
+                    "kind": kind,
+                    "mu": mu,
+                    "exact": exact(o["sd"], o["margin"], o["looks"], mu),
+                    "sim": scenario(o, mu, n, pool),
+                }
+            )
             print(f"{kind:9s} mu {mu:+7.2f}  P(NI) {rows[-1]['sim']['ni']:.4f}  exact {rows[-1]['exact'][0]:.4f}")
     m = 300 if a.quick else 2000
     adjusted = after_stop(o, 0.0, m)
-    print(f"median-unbiased estimate above the truth in {adjusted[-1]['above']:.3f} of {m:,} runs "
-          f"(naive mean: {adjusted[-1]['naive_above']:.3f})")
+    print(
+        f"median-unbiased estimate above the truth in {adjusted[-1]['above']:.3f} of {m:,} runs "
+        f"(naive mean: {adjusted[-1]['naive_above']:.3f})"
+    )
     text = note(o, rows, n, time.time() - t0, a.quick, adjusted, m)
     Path(a.out).write_text(text, encoding="utf-8")
     print(f"wrote {a.out}")

@@ -7,6 +7,7 @@ to how a runner issues its work)?
 Per runtime: how many of the stored states' Q-values are bit-identical, the largest absolute difference and how
 many greedy actions agree. Exit 1 if any runtime differs in any bit.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ def main() -> int:
     args = ap.parse_args()
     print(fingerprint(), flush=True)
     import duckdb
+
     try:
         con = duckdb.connect(str(args.file), read_only=True)
         con.execute("SELECT 1 FROM state_q LIMIT 1")
@@ -48,8 +50,9 @@ def main() -> int:
     states = np.load(paths.FIXED_STATES)
     differs = False
     for rid in args.runtimes.split(","):
-        rows = con.execute("SELECT state_index, q_values FROM state_q WHERE runtime_id = ? ORDER BY state_index",
-                           [rid]).fetchall()
+        rows = con.execute(
+            "SELECT state_index, q_values FROM state_q WHERE runtime_id = ? ORDER BY state_index", [rid]
+        ).fetchall()
         if not rows:
             print(f"{rid}: the file stores no fixed-state Q-values")
             continue
@@ -61,13 +64,15 @@ def main() -> int:
         runner.prepare()
         try:
             stored = np.array([q for _, q in rows], dtype=np.float32)
-            now = np.stack([runner.infer(states[i:i + 1])[0] for i, _ in rows]).astype(np.float32)
+            now = np.stack([runner.infer(states[i : i + 1])[0] for i, _ in rows]).astype(np.float32)
         finally:
             runner.close()
         same = (stored.view(np.uint32) == now.view(np.uint32)).all(axis=1)
         actions = int((stored.argmax(axis=1) == now.argmax(axis=1)).sum())
-        print(f"{rid}: {int(same.sum())} of {len(rows)} states bit-identical to the file; largest difference "
-              f"{float(np.abs(stored - now).max()):.3g}; greedy action the same on {actions} of {len(rows)}")
+        print(
+            f"{rid}: {int(same.sum())} of {len(rows)} states bit-identical to the file; largest difference "
+            f"{float(np.abs(stored - now).max()):.3g}; greedy action the same on {actions} of {len(rows)}"
+        )
         differs = differs or not same.all()
     return 1 if differs else 0
 

@@ -9,6 +9,7 @@ Variants: eager; CUDA graph; CUDA graph with ``cudnn.benchmark`` (timed algorith
 (Inductor, default mode) captured into a CUDA graph; with ``--autotune`` also Inductor's
 ``max-autotune-no-cudagraphs`` (slow to prepare). FP32 with TF32 off, and FP16.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ from fingerprint import fingerprint  # noqa: E402  (benchmarks/fingerprint.py)
 def graph_device_ms(runner, replays: int = 1000) -> float:
     """Mean device time of one graph replay, from CUDA events around many back-to-back replays."""
     import torch
+
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(50):
         runner.graph.replay()
@@ -47,6 +49,7 @@ def print_kernels(runner, states):
     """The GPU kernels of one forward (outside any CUDA graph, so the profiler sees each) and their device time."""
     import torch
     from torch.profiler import ProfilerActivity, profile
+
     x = torch.from_numpy(states[:1]).to(runner._torch_device)
     with torch.inference_mode():
         for _ in range(20):
@@ -56,8 +59,10 @@ def print_kernels(runner, states):
             runner.model(x)
             torch.cuda.synchronize()
     events = [e for e in prof.events() if e.device_type.name == "CUDA"]
-    print(f"-- kernels of one decision, {runner.info.title}: {len(events)}, "
-          f"{sum(e.device_time for e in events):.1f} us of device time")
+    print(
+        f"-- kernels of one decision, {runner.info.title}: {len(events)}, "
+        f"{sum(e.device_time for e in events):.1f} us of device time"
+    )
     for e in events:
         print(f"   {e.device_time:7.2f} us  {e.name[:100]}")
 
@@ -66,23 +71,35 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=2000)
     ap.add_argument("--autotune", action="store_true", help="also Inductor's max-autotune-no-cudagraphs")
-    ap.add_argument("--kernels", action="store_true", help="list the kernels of one eager and one compiled FP32 decision")
+    ap.add_argument(
+        "--kernels", action="store_true", help="list the kernels of one eager and one compiled FP32 decision"
+    )
     a = ap.parse_args()
     print(fingerprint(), flush=True)
     import torch
+
     if not torch.cuda.is_available():
         raise SystemExit("needs a CUDA GPU")
     model = load_model(paths.AGENT_WEIGHTS)
     states = np.load(paths.FIXED_STATES)
     variants = []
     for precision in ("fp32", "fp16"):
-        variants += [(f"eager {precision}", precision, dict(), None, False),
-                     (f"graph {precision}", precision, dict(cuda_graph=True), None, False),
-                     (f"graph+cudnn.benchmark {precision}", precision, dict(cuda_graph=True), None, True),
-                     (f"compile(default)+graph {precision}", precision, dict(compiled=True), "default", False)]
+        variants += [
+            (f"eager {precision}", precision, dict(), None, False),
+            (f"graph {precision}", precision, dict(cuda_graph=True), None, False),
+            (f"graph+cudnn.benchmark {precision}", precision, dict(cuda_graph=True), None, True),
+            (f"compile(default)+graph {precision}", precision, dict(compiled=True), "default", False),
+        ]
         if a.autotune:
-            variants.append((f"compile(max-autotune)+graph {precision}", precision, dict(compiled=True),
-                             "max-autotune-no-cudagraphs", False))
+            variants.append(
+                (
+                    f"compile(max-autotune)+graph {precision}",
+                    precision,
+                    dict(compiled=True),
+                    "max-autotune-no-cudagraphs",
+                    False,
+                )
+            )
     floor, _ = copy_floor(a.samples)
     reference_q = None
     rows = []
@@ -90,8 +107,9 @@ def main():
         torch.backends.cudnn.benchmark = benchmark
         if mode:
             torch_runner.COMPILE_MODE = mode
-        runner = TorchRunner(Runtime(f"torch-cuda-{precision}", "PyTorch", "cuda", precision, name), model.torch_model,
-                             0, **kwargs)
+        runner = TorchRunner(
+            Runtime(f"torch-cuda-{precision}", "PyTorch", "cuda", precision, name), model.torch_model, 0, **kwargs
+        )
         try:
             runner.prepare()
             measure.decision_latency(runner, states, 200, 0)
@@ -106,9 +124,18 @@ def main():
         if reference_q is None:
             reference_q = q
         p50 = float(np.percentile(seconds, 50)) * 1e3
-        rows.append((name, p50, float(np.percentile(seconds, 95)) * 1e3, device_ms, p50 / floor,
-                     runner.prepare_seconds, float(np.abs(q - reference_q).max()),
-                     int((q.argmax(1) == reference_q.argmax(1)).sum())))
+        rows.append(
+            (
+                name,
+                p50,
+                float(np.percentile(seconds, 95)) * 1e3,
+                device_ms,
+                p50 / floor,
+                runner.prepare_seconds,
+                float(np.abs(q - reference_q).max()),
+                int((q.argmax(1) == reference_q.argmax(1)).sum()),
+            )
+        )
         time.sleep(0.2)
     torch.backends.cudnn.benchmark = False
     if a.kernels:
@@ -118,15 +145,19 @@ def main():
             with TorchRunner(info, model.torch_model, 0, **kwargs) as runner:
                 print_kernels(runner, states)
     print(f"GPU {torch.cuda.get_device_name(0)}, torch {torch.__version__}, copy floor P50 {floor:.4f} ms")
-    print(f"{'variant':<36} {'P50 ms':>8} {'P95 ms':>8} {'graph ms':>9} {'x floor':>8} {'prep s':>7} "
-          f"{'max|dQ|':>9} {'same':>5}")
+    print(
+        f"{'variant':<36} {'P50 ms':>8} {'P95 ms':>8} {'graph ms':>9} {'x floor':>8} {'prep s':>7} "
+        f"{'max|dQ|':>9} {'same':>5}"
+    )
     for row in rows:
         if isinstance(row[1], str):
             print(f"{row[0]:<36} {row[1]}")
             continue
         name, p50, p95, dev, ratio, prep, dq, same = row
-        print(f"{name:<36} {p50:>8.4f} {p95:>8.4f} {dev:>9.4f} {ratio:>8.2f} {prep:>7.1f} {dq:>9.2e} "
-              f"{same:>2}/{len(states)}")
+        print(
+            f"{name:<36} {p50:>8.4f} {p95:>8.4f} {dev:>9.4f} {ratio:>8.2f} {prep:>7.1f} {dq:>9.2e} "
+            f"{same:>2}/{len(states)}"
+        )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ takes those still missing. Each repeat waits ``settings.repeat_pause_s`` first, 
 run rather than taken in one breath with it, and commits its own copy of the file: stopped or failed, the file
 keeps the complete run and the repeats before it.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from .interrupts import STOP_SIGNALS
 
-WAIT_FOR_CHILD_S = 120.0   # after a stop signal: how long a repeat gets to leave the file as it was
+WAIT_FOR_CHILD_S = 120.0  # after a stop signal: how long a repeat gets to leave the file as it was
 
 
 def owed(path: Path) -> tuple[int, int]:
@@ -37,8 +38,18 @@ def owed(path: Path) -> tuple[int, int]:
 
 def command(path: Path, rounds: int, options) -> list[str]:
     """The repeat's own command line: this Python, this model, GPU and artifacts folder."""
-    cmd = [sys.executable, "-m", "rtreport", "collect", "--repeat", str(path), "--rounds", str(rounds),
-           "--device", f"cuda:{options.cuda_index}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "rtreport",
+        "collect",
+        "--repeat",
+        str(path),
+        "--rounds",
+        str(rounds),
+        "--device",
+        f"cuda:{options.cuda_index}",
+    ]
     if options.model_path:
         cmd += ["--model", str(options.model_path)]
     if options.artifacts:
@@ -62,7 +73,7 @@ def take(path: Path, options, say) -> int:
     pause = float(settings.get("repeat_pause_s") or 0.0)
     stopped: list = []
 
-    def forward(signum, frame):   # a stop while a repeat runs: the repeat gets it too, and leaves the file whole
+    def forward(signum, frame):  # a stop while a repeat runs: the repeat gets it too, and leaves the file whole
         stopped.append(signal.Signals(signum).name)
         if child and child.poll() is None:
             child.send_signal(signum)
@@ -73,8 +84,10 @@ def take(path: Path, options, say) -> int:
         for s in STOP_SIGNALS:
             signal.signal(s, forward)
         for k in range(have + 1, wanted + 1):
-            say(f"repeat {k} of {wanted} in a fresh process, {pause:.0f} s after the last measurement (the speed "
-                f"gate needs at least three independent measurements: the run and its repeats)")
+            say(
+                f"repeat {k} of {wanted} in a fresh process, {pause:.0f} s after the last measurement (the speed "
+                f"gate needs at least three independent measurements: the run and its repeats)"
+            )
             _sleep(pause, stopped)
             if stopped:
                 break
@@ -97,8 +110,10 @@ def take(path: Path, options, say) -> int:
 def _ended(path: Path, code: int, stopped: list, say, wanted: int) -> int:
     _, have = owed(path)
     why = f"stopped by {stopped[0]}" if stopped else f"a repeat ended with exit code {code}"
-    say(f"{why}: {path} keeps the complete run and {have} of its {wanted} repeats; its speed gate needs at least "
-        f"three independent measurements; rtreport collect --resume {path} takes the repeats it still owes")
+    say(
+        f"{why}: {path} keeps the complete run and {have} of its {wanted} repeats; its speed gate needs at least "
+        f"three independent measurements; rtreport collect --resume {path} takes the repeats it still owes"
+    )
     return code if code else 1
 
 
@@ -112,7 +127,7 @@ def _wait(child, stopped: list) -> int:
     while True:
         try:
             return child.wait(timeout=WAIT_FOR_CHILD_S if stopped else None)
-        except subprocess.TimeoutExpired:   # it did not stop in time: it works on a copy, so the file is whole
+        except subprocess.TimeoutExpired:  # it did not stop in time: it works on a copy, so the file is whole
             child.kill()
             return child.wait()
 
@@ -125,4 +140,3 @@ def _settings(path: Path) -> dict:
         return json.loads(con.execute("SELECT settings FROM runs").fetchone()[0] or "{}")
     finally:
         con.close()
-

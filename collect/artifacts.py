@@ -8,6 +8,7 @@ its ``to`` attribute (the result does not load). Every float initializer and Con
 float16, every Cast to float becomes a Cast to float16, and one final Cast returns float32
 Q-values, so all runtimes hand back the same dtype.
 """
+
 from __future__ import annotations
 
 import time
@@ -36,8 +37,9 @@ def convert_onnx_to_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
         half_name = output.name + "_fp16"
         for node in graph.node:
             node.output[:] = [half_name if o == output.name else o for o in node.output]
-        graph.node.append(helper.make_node("Cast", [half_name], [output.name], to=TensorProto.FLOAT,
-                                           name=output.name + "_to_fp32"))
+        graph.node.append(
+            helper.make_node("Cast", [half_name], [output.name], to=TensorProto.FLOAT, name=output.name + "_to_fp32")
+        )
     del graph.value_info[:]
     onnx.checker.check_model(model)
     return model
@@ -78,5 +80,6 @@ class Artifacts:
 
     def onnx_fp16(self) -> tuple[Path, float]:
         src, _ = self.onnx_fp32()
-        return self._make("model_fp16.onnx",
-                          lambda path: onnx.save(convert_onnx_to_fp16(onnx.load(str(src))), str(path)))
+        return self._make(
+            "model_fp16.onnx", lambda path: onnx.save(convert_onnx_to_fp16(onnx.load(str(src))), str(path))
+        )

@@ -11,6 +11,7 @@ The set is cached in the artifacts folder under a name derived from what decides
 the counts, the game protocol), so a later run on the same model reuses it; its seeds, size and SHA-256 go into
 every quantized runtime's ``details``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,8 @@ from .paths import FIXED_STATES, SEEDS
 @dataclass(frozen=True)
 class CalibrationPlan:
     seeds: tuple = (20000, 20001, 20002, 20003)  # outside data/seeds.json's lists (checked in ``disjoint_reason``)
-    states_per_game: int = 128                    # 4 games x 128 = 512 states
-    max_steps: int | None = None                  # None: whole games (tests cut them short)
+    states_per_game: int = 128  # 4 games x 128 = 512 states
+    max_steps: int | None = None  # None: whole games (tests cut them short)
 
 
 PLAN = CalibrationPlan()
@@ -38,8 +39,8 @@ PLAN = CalibrationPlan()
 @dataclass(frozen=True)
 class CalibrationSet:
     path: Path
-    seconds: float          # playing (or reading the cached file) in this run
-    info: dict              # what the run records: seeds, size, SHA-256, who played
+    seconds: float  # playing (or reading the cached file) in this run
+    info: dict  # what the run records: seeds, size, SHA-256, who played
 
     def states(self) -> np.ndarray:
         return np.load(self.path, allow_pickle=False)
@@ -60,8 +61,12 @@ def disjoint_reason(plan: CalibrationPlan, seeds_path: Path = SEEDS) -> str | No
 
 def plan_key(plan: CalibrationPlan, model_sha256: str) -> str:
     """What decides the set, hashed: the same key, the same states."""
-    decided_by = {"plan": asdict(plan), "model_sha256": model_sha256, "protocol": protocol_settings(),
-                  "fixed_states": hashlib.sha256(Path(FIXED_STATES).read_bytes()).hexdigest()}
+    decided_by = {
+        "plan": asdict(plan),
+        "model_sha256": model_sha256,
+        "protocol": protocol_settings(),
+        "fixed_states": hashlib.sha256(Path(FIXED_STATES).read_bytes()).hexdigest(),
+    }
     return hashlib.sha256(json.dumps(decided_by, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -69,11 +74,14 @@ def reference_q_function(model):
     """The reference implementation's Q-function: PyTorch FP32 on the CPU, or an ONNX model's own graph."""
     if model.format == "onnx":
         import onnxruntime as ort
+
         session = ort.InferenceSession(str(model.path), providers=["CPUExecutionProvider"])
         name = session.get_inputs()[0].name
-        return lambda observation: session.run(None, {name: np.asarray(observation)[None]})[0][0], \
-            f"ONNX Runtime {ort.__version__} FP32 (CPU)"
+        return lambda observation: session.run(None, {name: np.asarray(observation)[None]})[0][
+            0
+        ], f"ONNX Runtime {ort.__version__} FP32 (CPU)"
     from .agent.shipped import torch_q_function
+
     return torch_q_function(model.torch_model()), "PyTorch FP32 (CPU)"
 
 
@@ -84,8 +92,9 @@ def harvest(q_function, plan: CalibrationPlan, fixed: np.ndarray) -> tuple[np.nd
     kept, dropped = [], 0
     for seed in plan.seeds:
         seen = []
-        game = play_episode(q_function, seed, on_step=lambda obs, step: seen.append(np.array(obs, np.uint8)),
-                            max_steps=plan.max_steps)
+        game = play_episode(
+            q_function, seed, on_step=lambda obs, step: seen.append(np.array(obs, np.uint8)), max_steps=plan.max_steps
+        )
         steps = sorted({int((k + 0.5) * game.steps / plan.states_per_game) for k in range(plan.states_per_game)})
         for step in steps:
             if seen[step].tobytes() in fixed_bytes:
@@ -118,10 +127,17 @@ def calibration_set(model, artifacts, plan: CalibrationPlan | None = None) -> Ca
         with open(tmp, "wb") as f:  # raw .npy: byte-stable
             np.save(f, states, allow_pickle=False)
         tmp.replace(path)
-        notes = {"seeds": list(plan.seeds), "states": int(len(states)), "states_per_game": plan.states_per_game,
-                 "max_steps": plan.max_steps, "left_out_equal_to_fixed_states": dropped,
-                 "played_by": played_by, "play_seconds": round(time.perf_counter() - start, 3),
-                 "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "key": key}
+        notes = {
+            "seeds": list(plan.seeds),
+            "states": int(len(states)),
+            "states_per_game": plan.states_per_game,
+            "max_steps": plan.max_steps,
+            "left_out_equal_to_fixed_states": dropped,
+            "played_by": played_by,
+            "play_seconds": round(time.perf_counter() - start, 3),
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "key": key,
+        }
         meta.write_text(json.dumps(notes, indent=1) + "\n")
 
     path, seconds = artifacts.make(f"calibration-{key}.npy", build)

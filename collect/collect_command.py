@@ -1,4 +1,5 @@
 """Glue between the CLI and the Collector: input checks, the output file, progress, stop signals."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,10 @@ def list_runtimes_lines(model_path) -> list[str]:
 def reference_notice(reference: str | None, available: list[str], requested: list[str], reasons: dict) -> str:
     """What collect says at the start about the reference (the report says the same from the file)."""
     if reference is None:
-        return ("no reference: neither PyTorch FP32 nor ONNX Runtime FP32 is measured in this run, so no runtime "
-                "can be judged (no verdicts)")
+        return (
+            "no reference: neither PyTorch FP32 nor ONNX Runtime FP32 is measured in this run, so no runtime "
+            "can be judged (no verdicts)"
+        )
     if len(available) == 1:
         return f"reference: {reference}, the only runtime measured here, so there is nothing to judge (no verdicts)"
     if reference.startswith("torch-"):
@@ -62,8 +65,10 @@ def reference_notice(reference: str | None, available: list[str], requested: lis
             torch_why.append(f"{rid} is not among --runtimes")
         elif reasons.get(rid):
             torch_why.append(f"{rid}: {reasons[rid]}")
-    return (f"reference: {reference} instead of PyTorch FP32 ({'; '.join(torch_why)}); verdicts in this run "
-            f"compare against ONNX Runtime, not PyTorch")
+    return (
+        f"reference: {reference} instead of PyTorch FP32 ({'; '.join(torch_why)}); verdicts in this run "
+        f"compare against ONNX Runtime, not PyTorch"
+    )
 
 
 def default_out(label: str) -> tuple[Path, str | None]:
@@ -76,8 +81,10 @@ def default_out(label: str) -> tuple[Path, str | None]:
     try:
         folder.mkdir(exist_ok=True)
     except OSError as e:
-        raise UserError(f"cannot create the folder ./data here: {write_problem(e) or e.strerror}; run "
-                        "rtreport collect in a folder you can write, or give --out") from None
+        raise UserError(
+            f"cannot create the folder ./data here: {write_problem(e) or e.strerror}; run "
+            "rtreport collect in a folder you can write, or give --out"
+        ) from None
     name, n = slug(label), 1
     out = folder / f"{name}.duckdb"
     while out.exists():
@@ -90,11 +97,21 @@ def run_collect(o: CollectOptions) -> int:
     if not o.allow_mixed_onnxruntime:
         provenance.refuse_mixed_onnxruntime()
     if o.repeat is not None:
-        if o.resume is not None or o.out is not None or o.label or o.quick or o.runtime_list or o.overwrite \
-                or o.repeats is not None:
-            raise UserError("--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "
-                            "--runtimes, --repeats or --overwrite")
+        if (
+            o.resume is not None
+            or o.out is not None
+            or o.label
+            or o.quick
+            or o.runtime_list
+            or o.overwrite
+            or o.repeats is not None
+        ):
+            raise UserError(
+                "--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "
+                "--runtimes, --repeats or --overwrite"
+            )
         from .repeat import run_repeat
+
         return run_repeat(Path(o.repeat), o.model_path, o.cuda_index, o.artifacts, o.rounds, o.quiet)
     model = load_model(o.model_path or paths.AGENT_WEIGHTS)
     known = [s.id for s in all_runtimes()]
@@ -109,11 +126,13 @@ def run_collect(o: CollectOptions) -> int:
     if o.resume is not None:
         if out is not None or label or o.quick:
             raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
-        source = resume_run.find_source(Path(o.resume))   # the file, or the partial a killed run left for it
+        source = resume_run.find_source(Path(o.resume))  # the file, or the partial a killed run left for it
         stored = resume_run.read_run(source)
         import torch
-        resume_run.check_same_run(stored, model, torch.cuda.get_device_name(cuda_index)
-                                  if torch.cuda.is_available() else None)
+
+        resume_run.check_same_run(
+            stored, model, torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else None
+        )
         label, out, overwrite = stored["label"], Path(o.resume), True
         requested = stored["settings"].get("runtimes_requested", [])
         runtime_ids = list(dict.fromkeys([*requested, *(runtime_ids or [])]))
@@ -127,7 +146,7 @@ def run_collect(o: CollectOptions) -> int:
     label = check_label(label) if label else default_label(cuda_index)
     out, out_note = (Path(out), None) if out is not None else default_out(label)
     artifacts_dir = Path(o.artifacts) if o.artifacts else Path("artifacts") / slug(label)
-    o = replace(o, label=label, out=out, overwrite=overwrite)   # as resolved: what the run is written as
+    o = replace(o, label=label, out=out, overwrite=overwrite)  # as resolved: what the run is written as
 
     def say(line: str) -> None:
         if not o.quiet:
@@ -137,12 +156,24 @@ def run_collect(o: CollectOptions) -> int:
         say(out_note)
 
     store_box: list = []  # the RunStore, once there is one
-    last: list = []       # the closing line, said after the repeats
+    last: list = []  # the closing line, said after the repeats
     target = OutputFile(out, overwrite, say, source)
     try:
         with target:
-            code = _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, o, say,
-                            known, last.append)
+            code = _measure(
+                target,
+                store_box,
+                model,
+                stored,
+                source,
+                profile,
+                runtime_ids,
+                artifacts_dir,
+                o,
+                say,
+                known,
+                last.append,
+            )
     except BaseException as e:  # only a write fault is handled here: it ends the run, whatever the phase
         why = write_problem(e)
         if why is None:
@@ -151,15 +182,27 @@ def run_collect(o: CollectOptions) -> int:
             store_box[0].abandon()
         click.echo("Error: " + outcome.write_failed(e, why, target, bool(store_box), source), err=True)
         return outcome.CANNOT_WRITE
-    if code == 0 and out.is_file():   # the run is complete: the repeats it owes, each in a fresh process
+    if code == 0 and out.is_file():  # the run is complete: the repeats it owes, each in a fresh process
         code = after_run.take(out, replace(o, artifacts=artifacts_dir), say)
     for line in last:
         say(line + ("" if code == 0 else f" (its repeats stopped: exit code {code})"))
     return code
 
 
-def _measure(target, store_box, model, stored, source, profile, runtime_ids, artifacts_dir, o: CollectOptions, say,
-             known, closing) -> int:
+def _measure(
+    target,
+    store_box,
+    model,
+    stored,
+    source,
+    profile,
+    runtime_ids,
+    artifacts_dir,
+    o: CollectOptions,
+    say,
+    known,
+    closing,
+) -> int:
     """Measure into the partial file and commit it; ``closing`` gets the line that ends the command's output."""
     out = target.out
     if stored:
@@ -187,31 +230,37 @@ def _measure(target, store_box, model, stored, source, profile, runtime_ids, art
         ui = Silent()
     elif sys.stderr.isatty():
         from rich.console import Console
+
         ui = Bars(Console(stderr=True))
     else:
         ui = Lines(say)
-    collector = Collector(model, store, Artifacts(artifacts_dir, model.onnx_source()), profile, o, runtime_ids, ui,
-                          stored)
+    collector = Collector(
+        model, store, Artifacts(artifacts_dir, model.onnx_source()), profile, o, runtime_ids, ui, stored
+    )
     available = [rid for rid, r in collector.reasons.items() if r is None]
     if not available:
         store.close()
         target.remove_partial()
-        raise UserError("nothing to measure: no requested runtime can run on this machine ("
-                        + "; ".join(f"{rid}: {r}" for rid, r in collector.reasons.items())[:600]
-                        + "); see rtreport collect --list-runtimes")
+        raise UserError(
+            "nothing to measure: no requested runtime can run on this machine ("
+            + "; ".join(f"{rid}: {r}" for rid, r in collector.reasons.items())[:600]
+            + "); see rtreport collect --list-runtimes"
+        )
     for stale in target.stale_partials():
         if stale != source:
-            say(f"note: {stale} holds an earlier run to {out.name} that stopped unexpectedly; "
-                f"rtreport build {stale} shows what it measured")
+            say(
+                f"note: {stale} holds an earlier run to {out.name} that stopped unexpectedly; "
+                f"rtreport build {stale} shows what it measured"
+            )
     if stored:
         came = f" from {source}, left by a run that stopped unexpectedly," if source != out else ""
-        say(f"resuming run {stored['run_id']} of {stored['label']} ({stored['status']}){came}: measuring what it "
-            f"still lacks, written as {target.partial.name} until this session ends")
+        say(
+            f"resuming run {stored['run_id']} of {stored['label']} ({stored['status']}){came}: measuring what it "
+            f"still lacks, written as {target.partial.name} until this session ends"
+        )
     else:
-        say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run "
-            "ends)")
-    say(reference_notice(collector.reference, available, [s.id for s in collector.specs],
-                         collector.reasons))
+        say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run ends)")
+    say(reference_notice(collector.reference, available, [s.id for s in collector.specs], collector.reasons))
     code, message, error = 0, None, None
     with stop_signals_raise():
         try:
@@ -244,11 +293,16 @@ def _measure(target, store_box, model, stored, source, profile, runtime_ids, art
         if source is not None and source not in (out, target.partial):
             target.remove_partial(source)  # the killed run's partial now lives on in --out
     if message:
-        click.echo(f"{message}: {where} keeps every phase that completed and is marked incomplete; "
-                   f"{outcome.next_steps(where)}", err=True)
+        click.echo(
+            f"{message}: {where} keeps every phase that completed and is marked incomplete; "
+            f"{outcome.next_steps(where)}",
+            err=True,
+        )
     if error:
-        click.echo(f"Error: {error}; {where} keeps what was measured and is marked incomplete; "
-                   f"{outcome.next_steps(where)}", err=True)
+        click.echo(
+            f"Error: {error}; {where} keeps what was measured and is marked incomplete; {outcome.next_steps(where)}",
+            err=True,
+        )
     elif code == 0:
         if not tally.measured:
             click.echo(f"Error: {tally.line()}; {where} records why", err=True)

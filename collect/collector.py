@@ -6,6 +6,7 @@ round in a seeded order, spread over the run: before play, between looks, after 
 the reference with every candidate shadowing it, looks of the group-sequential play test, own play only where a
 candidate can differ.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,14 +41,23 @@ def default_label(cuda_index: int = 0) -> str:
     import torch
 
     from rtreport.labels import slug
+
     gpu = torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else "cpu"
     return slug(f"{socket.gethostname()}-{gpu}")
 
 
 class Collector:
-    def __init__(self, model: ModelSource, store: RunStore, artifacts: Artifacts, profile: Profile,
-                 options: CollectOptions | None = None, runtime_ids: list[str] | None = None, ui=None,
-                 resuming: dict | None = None):
+    def __init__(
+        self,
+        model: ModelSource,
+        store: RunStore,
+        artifacts: Artifacts,
+        profile: Profile,
+        options: CollectOptions | None = None,
+        runtime_ids: list[str] | None = None,
+        ui=None,
+        resuming: dict | None = None,
+    ):
         """``options``: the command's, as ``run_collect`` resolved them (label, GPU, play processes, slots, MPS);
         ``runtime_ids``: those asked for (None: all); ``resuming``: the stored run's row (``collect --resume``),
         whose settings decide the protocol."""
@@ -60,17 +70,25 @@ class Collector:
         self.ui = ui or Silent()
         # Which runtimes can run here, and so which one is the reference, is known before anything is measured.
         # An opt-in runtime that --runtimes does not name is recorded as not measured, with why.
-        self.reasons = {s.id: s.check(self.model) or (s.opt_in if runtime_ids is None and s.opt_in else None)
-                        for s in self.specs}
-        if resuming:   # an opt-in runtime the run left out stays out unless this command's --runtimes names it
+        self.reasons = {
+            s.id: s.check(self.model) or (s.opt_in if runtime_ids is None and s.opt_in else None) for s in self.specs
+        }
+        if resuming:  # an opt-in runtime the run left out stays out unless this command's --runtimes names it
             named = {r.strip() for r in (options.runtime_list or "").split(",") if r.strip()}
-            left_out = dict(store.con.execute("SELECT runtime_id, reason FROM runtimes WHERE run_id = ? AND "
-                                              "status = 'unavailable'", [store.run_id]).fetchall())
+            left_out = dict(
+                store.con.execute(
+                    "SELECT runtime_id, reason FROM runtimes WHERE run_id = ? AND status = 'unavailable'",
+                    [store.run_id],
+                ).fetchall()
+            )
             for s in self.specs:
                 if s.opt_in and left_out.get(s.id) == s.opt_in and s.id not in named:
                     self.reasons[s.id] = self.reasons[s.id] or s.opt_in
-        self.reference = (resuming or {}).get("reference_runtime") if resuming else \
-            reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
+        self.reference = (
+            (resuming or {}).get("reference_runtime")
+            if resuming
+            else reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
+        )
         states = np.load(FIXED_STATES)
         self.states = states[: profile.num_states] if profile.num_states else states
         self.seeds = tuple(load_seeds()["play"])[: profile.looks[-1]]
@@ -78,7 +96,7 @@ class Collector:
         self.play_twins = options.play_twins
         self.phase, self.runtime_id = "starting", None
         self.runners: dict = {}
-        self._idle = None   # the GPU's idle power, read once per session by the first runtime's energy phase
+        self._idle = None  # the GPU's idle power, read once per session by the first runtime's energy phase
 
     def where(self) -> str:
         """Where the run is, in words (e.g. for an interrupted run's status)."""
@@ -91,19 +109,38 @@ class Collector:
         machine = provenance.machine(self.cuda_index)
         if not self.resuming:
             margin = Gates.load().play_margin
-            self.store.start_run({
-                "label": self.label, "profile": self.profile.name, **machine,
-                "model_path": shown(self.model.path), "model_format": self.model.format,
-                "model_sha256": self.model.sha256, "num_actions": self.model.num_actions,
-                "fixed_states_sha256": sha256_file(FIXED_STATES), "seeds_sha256": schema.seeds_sha256(self.seeds),
-                "reference_runtime": self.reference, "eval_epsilon": EVAL_EPSILON, "protocol": protocol_settings(),
-                "settings": {**asdict(self.profile), "cuda_index": self.cuda_index,
-                             "runtimes_requested": [s.id for s in self.specs], "states": len(self.states),
-                             "seeds": list(self.seeds), "play_margin_fraction": margin,
-                             "round_order_seed": ROUND_ORDER_SEED, "rounds_ends_only": self._ends_only()}})
+            self.store.start_run(
+                {
+                    "label": self.label,
+                    "profile": self.profile.name,
+                    **machine,
+                    "model_path": shown(self.model.path),
+                    "model_format": self.model.format,
+                    "model_sha256": self.model.sha256,
+                    "num_actions": self.model.num_actions,
+                    "fixed_states_sha256": sha256_file(FIXED_STATES),
+                    "seeds_sha256": schema.seeds_sha256(self.seeds),
+                    "reference_runtime": self.reference,
+                    "eval_epsilon": EVAL_EPSILON,
+                    "protocol": protocol_settings(),
+                    "settings": {
+                        **asdict(self.profile),
+                        "cuda_index": self.cuda_index,
+                        "runtimes_requested": [s.id for s in self.specs],
+                        "states": len(self.states),
+                        "seeds": list(self.seeds),
+                        "play_margin_fraction": margin,
+                        "round_order_seed": ROUND_ORDER_SEED,
+                        "rounds_ends_only": self._ends_only(),
+                    },
+                }
+            )
         self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"])
-        stored = dict(self.store.con.execute("SELECT runtime_id, status FROM runtimes WHERE run_id = ?",
-                                             [self.store.run_id]).fetchall())
+        stored = dict(
+            self.store.con.execute(
+                "SELECT runtime_id, status FROM runtimes WHERE run_id = ?", [self.store.run_id]
+            ).fetchall()
+        )
         for spec in self.specs:
             # a resumed run keeps a reason it stored (the machine that started the run may have said more, e.g.
             # TensorRT-RTX's refusal of this GPU, where this one lacks the library)
@@ -120,7 +157,7 @@ class Collector:
             # as the run's first session decided it (stored at its start; files before it: between looks too)
             ends_only = self._settings().get("rounds_ends_only")
             self.rounds = Rounds(self, design.looks, design.seeds, between=ends_only is None)
-            self.rounds.take(0)   # before play; then after looks (play.PlayPhase) and after play
+            self.rounds.take(0)  # before play; then after looks (play.PlayPhase) and after play
             self._costs()
             self._play(design)
             self.rounds.take(len(design.looks))
@@ -134,19 +171,32 @@ class Collector:
 
     # -- runtimes ----------------------------------------------------------------------------------------
     def _record(self, spec: Runtime, status: str, reason: str | None = None, runner=None) -> None:
-        fields = dict(position=self.known.index(spec), title=spec.title, framework=spec.framework,
-                      device=spec.device, precision=spec.precision, variant=spec.variant, status=status, reason=reason)
+        fields = dict(
+            position=self.known.index(spec),
+            title=spec.title,
+            framework=spec.framework,
+            device=spec.device,
+            precision=spec.precision,
+            variant=spec.variant,
+            status=status,
+            reason=reason,
+        )
         if runner is not None:
-            fields.update(artifact_path=str(runner.artifact_path) if runner.artifact_path else None,
-                          artifact_bytes=runner.artifact_bytes, prepare_seconds=runner.prepare_seconds)
+            fields.update(
+                artifact_path=str(runner.artifact_path) if runner.artifact_path else None,
+                artifact_bytes=runner.artifact_bytes,
+                prepare_seconds=runner.prepare_seconds,
+            )
             try:
                 fields.update(runner.describe())
             except Exception as e:  # a half-prepared runner may not describe itself
                 fields["details"] = {"describe_error": f"{type(e).__name__}: {e}"}
-        if spec.package:   # a plugin's results tied to its code: the package, its version, its files' hash
+        if spec.package:  # a plugin's results tied to its code: the package, its version, its files' hash
             name, version, sha = spec.package
-            fields["details"] = {**(fields.get("details") or {}),
-                                 "package": {"name": name, "version": version, "sha256": sha}}
+            fields["details"] = {
+                **(fields.get("details") or {}),
+                "package": {"name": name, "version": version, "sha256": sha},
+            }
         self.store.put_runtime(spec.id, **fields)
 
     def _prepare(self, spec: Runtime) -> None:
@@ -160,8 +210,9 @@ class Collector:
                 tick(1)
             after = costs.memory_snapshot(spec.device, self.cuda_index)
             self._record(spec, "available", runner=runner)
-            if not self._have("SELECT 1 FROM resources WHERE run_id = ? AND runtime_id = ? AND kind = 'rss_increase'",
-                              spec.id):
+            if not self._have(
+                "SELECT 1 FROM resources WHERE run_id = ? AND runtime_id = ? AND kind = 'rss_increase'", spec.id
+            ):
                 self.store.add_costs(spec.id, resources=costs.memory_rows(before, after))
             self.runners[spec.id] = runner
         except RuntimeUnavailable as e:
@@ -196,15 +247,20 @@ class Collector:
                 q = measure.state_q_values(runner, self.states)
                 tick(len(self.states))
             self.store.add_state_q(rid, q, q.argmax(axis=1))
-        done = self._have("SELECT DISTINCT batch_size FROM latency WHERE run_id = ? AND runtime_id = ? "
-                          "AND kind = 'batch'", rid)
+        done = self._have(
+            "SELECT DISTINCT batch_size FROM latency WHERE run_id = ? AND runtime_id = ? AND kind = 'batch'", rid
+        )
         sizes = [b for b in p.batch_sizes if b not in done and (runner.fixed_batch is None or b == runner.fixed_batch)]
         if sizes:  # a captured CUDA graph serves its one batch size
             self._at("batch sweep", rid)
             with self.ui.phase(f"{rid}: batch sweep", len(sizes)) as tick:
                 for b in sizes:
-                    self.store.add_latency(rid, "batch", b, measure.batch_latency(
-                        runner, self.states, b, p.batch_iterations, p.batch_budget_seconds))
+                    self.store.add_latency(
+                        rid,
+                        "batch",
+                        b,
+                        measure.batch_latency(runner, self.states, b, p.batch_iterations, p.batch_budget_seconds),
+                    )
                     tick(1)
 
     def _costs(self) -> None:
@@ -222,7 +278,8 @@ class Collector:
                 self._at("kernels", rid)
                 self._guard(rid, self._kernels, rid)
             if rid in self.runners and not self._have(
-                    "SELECT 1 FROM resources WHERE run_id = ? AND runtime_id = ? AND kind LIKE 'energy%'", rid):
+                "SELECT 1 FROM resources WHERE run_id = ? AND runtime_id = ? AND kind LIKE 'energy%'", rid
+            ):
                 self._at("energy", rid)
                 self._guard(rid, self._energy, rid)
 
@@ -245,16 +302,29 @@ class Collector:
     def _design(self) -> Design:
         settings = (self.resuming or {}).get("settings") or {}
         p = self.profile
-        return Design(tuple(settings.get("seeds", self.seeds)), tuple(settings.get("looks", p.looks)),
-                      settings.get("check_seeds", p.check_seeds), settings.get("episode_step_cap", p.episode_step_cap),
-                      settings.get("play_margin_fraction", Gates.load().play_margin))
+        return Design(
+            tuple(settings.get("seeds", self.seeds)),
+            tuple(settings.get("looks", p.looks)),
+            settings.get("check_seeds", p.check_seeds),
+            settings.get("episode_step_cap", p.episode_step_cap),
+            settings.get("play_margin_fraction", Gates.load().play_margin),
+        )
 
     def _play(self, design: Design) -> None:
         if self.reference not in self.runners:
             return  # no reference: nothing to pair with (the report says so)
         candidates = [s.id for s in self.known if s.id in self.runners and s.id != self.reference]
-        phase = PlayPhase(self.store, design, self.reference, candidates, None, self.ui, self._fail,
-                          lambda text: self._at(text), between=self.rounds)
+        phase = PlayPhase(
+            self.store,
+            design,
+            self.reference,
+            candidates,
+            None,
+            self.ui,
+            self._fail,
+            lambda text: self._at(text),
+            between=self.rounds,
+        )
         # only what is still owed plays: a candidate decided at an earlier look is not prepared again in every worker
         owed = [self.reference, *phase.active()]
         stands = twins.for_play(self.known, self.runners, self.store, owed) if self.play_twins else {}
@@ -265,22 +335,37 @@ class Collector:
         workers = self.play_workers or auto_workers(devices, len(design.seeds), slots)
         # the self-check here, where it is recorded (each worker process runs its own before its first game)
         overlap = engine.open_slots(playing, slots)
-        self.store.update_run(settings=json.dumps({**self._settings(), "play_workers": workers, "play_slots": slots,
-                                                   "play_overlap": overlap, "play_mps": None, "play_twins": stands,
-                                                   "twin_check_every": twins.CHECK_EVERY}, sort_keys=True))
-        with Players(playing, workers, self.model.path, self.artifacts, self.cuda_index, slots,
-                     mps=self.play_mps) as players:
+        self.store.update_run(
+            settings=json.dumps(
+                {
+                    **self._settings(),
+                    "play_workers": workers,
+                    "play_slots": slots,
+                    "play_overlap": overlap,
+                    "play_mps": None,
+                    "play_twins": stands,
+                    "twin_check_every": twins.CHECK_EVERY,
+                },
+                sort_keys=True,
+            )
+        )
+        with Players(
+            playing, workers, self.model.path, self.artifacts, self.cuda_index, slots, mps=self.play_mps
+        ) as players:
             phase.players = players
             if any(players.cpus):  # CPU runtimes in several processes: each on its own share of the cores
-                self.store.update_run(settings=json.dumps({**self._settings(), "play_cpus": players.cpus}, sort_keys=True))
+                self.store.update_run(
+                    settings=json.dumps({**self._settings(), "play_cpus": players.cpus}, sort_keys=True)
+                )
             if self.play_mps:  # whether the play processes really share the GPU through MPS: said, and kept
                 state = players.start_through_mps(self.ui)
                 self.store.update_run(settings=json.dumps({**self._settings(), "play_mps": state}, sort_keys=True))
             phase.run()
 
     def _settings(self) -> dict:
-        return json.loads(self.store.con.execute("SELECT settings FROM runs WHERE run_id = ?",
-                                                 [self.store.run_id]).fetchone()[0])
+        return json.loads(
+            self.store.con.execute("SELECT settings FROM runs WHERE run_id = ?", [self.store.run_id]).fetchone()[0]
+        )
 
 
 def new_run_id() -> str:

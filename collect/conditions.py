@@ -2,6 +2,7 @@
 through nvidia-ml-py when it is installed), and the host's (load, CPU busy, CPU frequency, from /proc and /sys),
 and the flags of a round taken under load from other processes (``rtreport.host_load``) or a clock change.
 Reading here; the parsing and the flags are pure functions."""
+
 from __future__ import annotations
 
 import math
@@ -37,13 +38,16 @@ def gpu_conditions(cuda_index: int) -> dict | None:
         h = pynvml.nvmlDeviceGetHandleByIndex(cuda_index)
         clocks = pynvml.nvmlDeviceGetClockInfo
         return {
-            "sm_clock_mhz": clocks(h, pynvml.NVML_CLOCK_SM), "memory_clock_mhz": clocks(h, pynvml.NVML_CLOCK_MEM),
+            "sm_clock_mhz": clocks(h, pynvml.NVML_CLOCK_SM),
+            "memory_clock_mhz": clocks(h, pynvml.NVML_CLOCK_MEM),
             "temperature_c": pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
             "power_w": pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0,
             "performance_state": pynvml.nvmlDeviceGetPerformanceState(h),
-            "throttle_reasons": int(pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)
-                                    if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons")
-                                    else pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)),
+            "throttle_reasons": int(
+                pynvml.nvmlDeviceGetCurrentClocksEventReasons(h)
+                if hasattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons")
+                else pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)
+            ),
         }
     except Exception as e:  # NVML present but unusable here: say so in the row rather than fail the run
         return {"nvml_error": f"{type(e).__name__}: {e}"}
@@ -67,8 +71,7 @@ def mean_mhz(scaling_khz: list[str], cpuinfo: str) -> float | None:
     khz = [float(v) for v in scaling_khz if v.strip()]
     if khz:
         return sum(khz) / len(khz) / 1000.0
-    mhz = [float(line.split(":")[1]) for line in cpuinfo.splitlines()
-           if line.startswith("cpu MHz") and ":" in line]
+    mhz = [float(line.split(":")[1]) for line in cpuinfo.splitlines() if line.startswith("cpu MHz") and ":" in line]
     return sum(mhz) / len(mhz) if mhz else None
 
 
@@ -105,8 +108,10 @@ def flags(conditions: dict, first: dict) -> list[str]:
     """Short reasons why a round was taken under load from other processes (``rtreport.host_load``) or a changed
     clock (empty: none)."""
     out = [why] if (why := host_load.reason(conditions)) else []
-    for name, key, now in (("CPU", "cpu_mhz", conditions.get("cpu_mhz")), ("GPU SM", "sm_clock_mhz",
-                                                                           _sm_clock(conditions))):
+    for name, key, now in (
+        ("CPU", "cpu_mhz", conditions.get("cpu_mhz")),
+        ("GPU SM", "sm_clock_mhz", _sm_clock(conditions)),
+    ):
         if now and first.get(key) and abs(now / first[key] - 1) > CLOCK_LIMIT:
             out.append(f"{name} clock {now:.0f} MHz, {now / first[key] - 1:+.0%} from the first round")
     return out
@@ -157,9 +162,14 @@ class Host:
         t, own = time.monotonic(), own_cpu_seconds()
         self.history.append((t, own))
         load = _read("/proc/loadavg").split()
-        return {"t": t, "own": own, "jiffies": cpu_jiffies(_read("/proc/stat")), "mhz": self.mhz(),
-                "host_load": float(load[0]) / self.cores if load else None,
-                "host_load_own": decayed_load(self.history, t) / self.cores}
+        return {
+            "t": t,
+            "own": own,
+            "jiffies": cpu_jiffies(_read("/proc/stat")),
+            "mhz": self.mhz(),
+            "host_load": float(load[0]) / self.cores if load else None,
+            "host_load_own": decayed_load(self.history, t) / self.cores,
+        }
 
     def finish(self, started: dict) -> dict:
         """The host's conditions of a round begun with ``start``."""
@@ -172,9 +182,14 @@ class Host:
             busy = (jiffies[0] - started["jiffies"][0]) / total
             busy_own = min(1.0, (own - started["own"]) * _ticks() / total)
         readings = [m for m in (started["mhz"], mhz) if m]
-        return {"host_load": started["host_load"], "host_load_own": started["host_load_own"], "cpu_busy": busy,
-                "cpu_busy_own": busy_own, "cpu_mhz": sum(readings) / len(readings) if readings else None,
-                "boot": self.boot}
+        return {
+            "host_load": started["host_load"],
+            "host_load_own": started["host_load_own"],
+            "cpu_busy": busy,
+            "cpu_busy_own": busy_own,
+            "cpu_mhz": sum(readings) / len(readings) if readings else None,
+            "boot": self.boot,
+        }
 
     @staticmethod
     def mhz() -> float | None:

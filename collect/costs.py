@@ -9,6 +9,7 @@ rounds, so none of this instrumentation touches the stored decision latency.
 * energy: NVML's total-energy counter over a fixed-length run of batch=1 decisions, and over an idle window
   of the same length just before it (the GPU's idle power, from the same counter).
 """
+
 from __future__ import annotations
 
 import os
@@ -16,9 +17,9 @@ import time
 
 import numpy as np
 
-ENERGY_SECONDS = 2.0      # batch=1 decisions per runtime for the energy counter
-IDLE_SECONDS = 3.0        # the GPU idle before the first runtime's decisions: its idle power, once per session
-KERNEL_DECISIONS = 200    # decisions profiled per runtime
+ENERGY_SECONDS = 2.0  # batch=1 decisions per runtime for the energy counter
+IDLE_SECONDS = 3.0  # the GPU idle before the first runtime's decisions: its idle power, once per session
+KERNEL_DECISIONS = 200  # decisions profiled per runtime
 
 
 def rss_bytes() -> int:
@@ -29,6 +30,7 @@ def rss_bytes() -> int:
 def _nvml(cuda_index: int):
     try:
         import pynvml
+
         pynvml.nvmlInit()
         return pynvml, pynvml.nvmlDeviceGetHandleByIndex(cuda_index)
     except Exception:
@@ -55,6 +57,7 @@ def memory_snapshot(device: str, cuda_index: int) -> dict:
         snap["nvml"] = gpu_process_bytes(cuda_index)
         try:
             import torch
+
             snap["allocator"] = int(torch.cuda.memory_reserved(cuda_index))
         except Exception:
             pass
@@ -65,11 +68,18 @@ def memory_rows(before: dict, after: dict) -> list[tuple[str, float, str, str]]:
     """(kind, value, unit, method) of what preparing a runtime added."""
     rows = [("rss_increase", after["rss"] - before["rss"], "bytes", "/proc/self/statm resident pages")]
     if after.get("nvml") is not None and before.get("nvml") is not None:
-        rows.append(("gpu_memory_increase", after["nvml"] - before["nvml"], "bytes",
-                     "NVML used GPU memory of this process"))
+        rows.append(
+            ("gpu_memory_increase", after["nvml"] - before["nvml"], "bytes", "NVML used GPU memory of this process")
+        )
     if "allocator" in after and "allocator" in before:
-        rows.append(("torch_allocator_increase", after["allocator"] - before["allocator"], "bytes",
-                     "torch.cuda.memory_reserved (PyTorch's caching allocator)"))
+        rows.append(
+            (
+                "torch_allocator_increase",
+                after["allocator"] - before["allocator"],
+                "bytes",
+                "torch.cuda.memory_reserved (PyTorch's caching allocator)",
+            )
+        )
     return rows
 
 
@@ -78,7 +88,7 @@ def kernel_rows(runner, states: np.ndarray, decisions: int = KERNEL_DECISIONS) -
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    views = [states[i:i + 1] for i in range(len(states))]
+    views = [states[i : i + 1] for i in range(len(states))]
     for i in range(20):
         runner.infer(views[i % len(views)])
     torch.cuda.synchronize()
@@ -91,16 +101,24 @@ def kernel_rows(runner, states: np.ndarray, decisions: int = KERNEL_DECISIONS) -
         if e.device_type != torch.autograd.DeviceType.CUDA:
             continue
         name = e.name
-        kind = ("memcpy_htod" if "HtoD" in name else "memcpy_dtoh" if "DtoH" in name else
-                "memcpy_other" if "Memcpy" in name or "Memset" in name else "kernel")
+        kind = (
+            "memcpy_htod"
+            if "HtoD" in name
+            else "memcpy_dtoh"
+            if "DtoH" in name
+            else "memcpy_other"
+            if "Memcpy" in name or "Memset" in name
+            else "kernel"
+        )
         seconds = e.device_time_total / 1e6 if hasattr(e, "device_time_total") else e.cuda_time_total / 1e6
         calls, total = totals.get((name, kind), (0, 0.0))
         totals[(name, kind)] = (calls + 1, total + seconds)
     return [(name, kind, calls, total) for (name, kind), (calls, total) in sorted(totals.items())], decisions
 
 
-def energy(runner, states: np.ndarray, cuda_index: int, seconds: float = ENERGY_SECONDS,
-           idle: tuple | None = None) -> tuple[list | None, tuple | None]:
+def energy(
+    runner, states: np.ndarray, cuda_index: int, seconds: float = ENERGY_SECONDS, idle: tuple | None = None
+) -> tuple[list | None, tuple | None]:
     """([(kind, value, unit, method)], idle): joules per decision, idle and busy power, from NVML's energy counter.
     ``idle``: (watts, when) measured by an earlier call of this session, else measured here over ``IDLE_SECONDS``
     (issue #26: once per session instead of before every runtime); returned for the next call."""
@@ -108,13 +126,15 @@ def energy(runner, states: np.ndarray, cuda_index: int, seconds: float = ENERGY_
     if nvml is None:
         return None, idle
     try:
-        counter = nvml.nvmlDeviceGetTotalEnergyConsumption   # millijoules since the driver loaded
-        views = [states[i:i + 1] for i in range(len(states))]
+        counter = nvml.nvmlDeviceGetTotalEnergyConsumption  # millijoules since the driver loaded
+        views = [states[i : i + 1] for i in range(len(states))]
         if idle is None:
             e0, t0 = counter(handle), time.perf_counter()
             time.sleep(IDLE_SECONDS)
-            idle = ((counter(handle) - e0) / 1e3 / (time.perf_counter() - t0), time.strftime("%H:%M:%S UTC",
-                                                                                           time.gmtime()))
+            idle = (
+                (counter(handle) - e0) / 1e3 / (time.perf_counter() - t0),
+                time.strftime("%H:%M:%S UTC", time.gmtime()),
+            )
         e1, t1 = counter(handle), time.perf_counter()
         n = 0
         while time.perf_counter() - t1 < seconds:
@@ -124,12 +144,17 @@ def energy(runner, states: np.ndarray, cuda_index: int, seconds: float = ENERGY_
     except Exception as e:
         return [("energy_error", 0.0, "", f"NVML: {type(e).__name__}: {e}")], idle
     idle_w, busy_w = idle[0], (e2 - e1) / 1e3 / (t2 - t1)
-    method = (f"NVML total energy counter over {seconds:g} s of batch=1 decisions; idle power over {IDLE_SECONDS:g} s "
-              f"with the GPU idle, once per session (at {idle[1]})")
-    return [("energy_per_decision", (e2 - e1) / 1e3 / n, "J", method),
-            ("energy_above_idle_per_decision", max(0.0, (busy_w - idle_w) * (t2 - t1) / n), "J", method),
-            ("idle_power", idle_w, "W", method), ("busy_power", busy_w, "W", method),
-            ("energy_decisions", float(n), "decisions", method)], idle
+    method = (
+        f"NVML total energy counter over {seconds:g} s of batch=1 decisions; idle power over {IDLE_SECONDS:g} s "
+        f"with the GPU idle, once per session (at {idle[1]})"
+    )
+    return [
+        ("energy_per_decision", (e2 - e1) / 1e3 / n, "J", method),
+        ("energy_above_idle_per_decision", max(0.0, (busy_w - idle_w) * (t2 - t1) / n), "J", method),
+        ("idle_power", idle_w, "W", method),
+        ("busy_power", busy_w, "W", method),
+        ("energy_decisions", float(n), "decisions", method),
+    ], idle
 
 
 def copy_floor(samples: int = 2000) -> list[float] | None:
@@ -137,6 +162,7 @@ def copy_floor(samples: int = 2000) -> list[float] | None:
     under any batch=1 decision on this GPU (None without CUDA)."""
     try:
         import torch
+
         if not torch.cuda.is_available():
             return None
     except ImportError:

@@ -1,5 +1,6 @@
 """The run file on disk: which DuckDB storage format it is written in, connecting to it for writing, and compacting
 it once closed (``collect.store`` writes its rows; ``rtreport.schema`` says what they are)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,6 +42,7 @@ def compact(path: Path) -> bool:
     path = Path(path)
     copy = path.with_name(path.name + ".compact")
     copy.unlink(missing_ok=True)
+
     def quoted(p: Path) -> str:
         return "'" + str(p).replace("'", "''") + "'"
 
@@ -54,8 +56,10 @@ def compact(path: Path) -> bool:
                 copy.unlink(missing_ok=True)
                 con.execute(f"ATTACH {quoted(copy)} AS new")
             con.execute("COPY FROM DATABASE old TO new")
-            tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'old'"
-                                                ).fetchall()]
+            tables = [
+                t
+                for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'old'").fetchall()
+            ]
             for t in tables:
                 a = con.execute(f'SELECT * FROM old."{t}" EXCEPT ALL SELECT * FROM new."{t}"').fetchone()
                 b = con.execute(f'SELECT * FROM new."{t}" EXCEPT ALL SELECT * FROM old."{t}"').fetchone()

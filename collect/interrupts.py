@@ -2,6 +2,7 @@
 terminal closed) all become one exception, ``Interrupted``, raised in the main thread, but never in the
 middle of a write to the run's file: inside ``protected()`` the signal is held until the write is done.
 """
+
 from __future__ import annotations
 
 import signal

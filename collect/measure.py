@@ -1,4 +1,5 @@
 """The measurement loops, each over one prepared runner; no I/O, no statistics."""
+
 from __future__ import annotations
 
 import time
@@ -10,8 +11,8 @@ from rtreport.stats import MARGIN_BINS, margin_bin
 
 from .agent.protocol import EpisodeInPlay, play_episode
 
-BATCH_SIZES = (1, 8, 32, 128, 512)   # the batch sweep
-MAX_BATCH = max(BATCH_SIZES)         # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
+BATCH_SIZES = (1, 8, 32, 128, 512)  # the batch sweep
+MAX_BATCH = max(BATCH_SIZES)  # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
 
 
 def decision_latency(runner, states: np.ndarray, warmup: int, samples: int, tick=None) -> list[float]:
@@ -19,7 +20,7 @@ def decision_latency(runner, states: np.ndarray, warmup: int, samples: int, tick
 
     States cycle through ``states`` (one contiguous (1, 4, 84, 84) view each, made before timing).
     """
-    views = [states[i:i + 1] for i in range(len(states))]
+    views = [states[i : i + 1] for i in range(len(states))]
     for i in range(warmup):
         int(runner.infer(views[i % len(views)])[0].argmax())
     clock = time.perf_counter
@@ -34,8 +35,9 @@ def decision_latency(runner, states: np.ndarray, warmup: int, samples: int, tick
     return seconds
 
 
-def batch_latency(runner, states: np.ndarray, batch_size: int, iterations: int, budget_seconds: float,
-                  warmup: int = 3) -> list[float]:
+def batch_latency(
+    runner, states: np.ndarray, batch_size: int, iterations: int, budget_seconds: float, warmup: int = 3
+) -> list[float]:
     """Seconds per call at ``batch_size`` (throughput = batch_size / seconds); stops early past the budget."""
     batch = np.ascontiguousarray(states[np.arange(batch_size) % len(states)])
     for _ in range(warmup):
@@ -52,7 +54,7 @@ def batch_latency(runner, states: np.ndarray, batch_size: int, iterations: int, 
 
 def state_q_values(runner, states: np.ndarray) -> np.ndarray:
     """Q-values of each state, one state per call (batch 1, as the game loop asks)."""
-    return np.stack([runner.infer(states[i:i + 1])[0] for i in range(len(states))]).astype(np.float32)
+    return np.stack([runner.infer(states[i : i + 1])[0] for i in range(len(states))]).astype(np.float32)
 
 
 def play(runner, seed: int, max_steps: int | None, env=None):
@@ -65,12 +67,13 @@ def play(runner, seed: int, max_steps: int | None, env=None):
 @dataclass
 class Shadow:
     """What one runtime did when shown every observation of another runtime's (the driver's) episode."""
+
     decisions: int = 0
     same: int = 0
     first_flip: int | None = None
-    flips: list = field(default_factory=list)   # (step, driver action, action, driver margin, own margin)
-    complete: bool = True                       # False: stopped looking at the first flip
-    error: str | None = None                    # the runtime failed while shadowing
+    flips: list = field(default_factory=list)  # (step, driver action, action, driver margin, own margin)
+    complete: bool = True  # False: stopped looking at the first flip
+    error: str | None = None  # the runtime failed while shadowing
 
 
 def _top_two_margin(q) -> float:
@@ -107,8 +110,14 @@ class ShadowedGame:
         return len(self.game.actions)
 
     def wanted(self) -> list:
-        return [self.driver, *(rid for rid, t in self.tallies.items()
-                               if not t.error and not (self.until_first_flip and t.first_flip is not None))]
+        return [
+            self.driver,
+            *(
+                rid
+                for rid, t in self.tallies.items()
+                if not t.error and not (self.until_first_flip and t.first_flip is not None)
+            ),
+        ]
 
     def advance(self, q: dict) -> None:
         """``q[driver]`` must be Q-values (a driver that failed ends the episode with its caller)."""
@@ -134,5 +143,4 @@ class ShadowedGame:
 
     def result(self):
         """(Episode, seconds, {runtime id: Shadow}, decisions per margin bin)."""
-        return (self.game.result(), time.perf_counter() - self.started, self.tallies,
-                self.margin_counts.tolist())
+        return (self.game.result(), time.perf_counter() - self.started, self.tallies, self.margin_counts.tolist())

@@ -14,6 +14,7 @@ play ends. Where ``nvidia-cuda-mps-control`` is missing or does not start, play 
 records why. A run killed outright (SIGKILL) cannot stop its daemon: ``echo quit | CUDA_MPS_PIPE_DIRECTORY=<the
 run's /tmp/rtreport-mps-*/pipe> nvidia-cuda-mps-control`` does.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,13 +41,16 @@ class MpsDaemon:
             self.reason = f"{CONTROL} is not on PATH"
             return self
         self.folder = tempfile.mkdtemp(prefix="rtreport-mps-")
-        env = {"CUDA_MPS_PIPE_DIRECTORY": os.path.join(self.folder, "pipe"),
-               "CUDA_MPS_LOG_DIRECTORY": os.path.join(self.folder, "log")}
+        env = {
+            "CUDA_MPS_PIPE_DIRECTORY": os.path.join(self.folder, "pipe"),
+            "CUDA_MPS_LOG_DIRECTORY": os.path.join(self.folder, "log"),
+        }
         for path in env.values():
             os.makedirs(path)
         try:
-            done = subprocess.run([self.control, "-d"], env={**os.environ, **env}, capture_output=True, text=True,
-                                  timeout=30)
+            done = subprocess.run(
+                [self.control, "-d"], env={**os.environ, **env}, capture_output=True, text=True, timeout=30
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             self.reason = f"{CONTROL} -d did not start: {type(e).__name__}: {e}"
         else:
@@ -65,11 +69,18 @@ class MpsDaemon:
         daemon is stopped and ``reason`` says why (workers then play as plain CUDA clients)."""
         if not self.env:
             return
-        code = ("import torch; x = torch.arange(8.0, device='cuda'); "
-                "assert float((x * 2).sum().item()) == 56.0; torch.cuda.synchronize()")
+        code = (
+            "import torch; x = torch.arange(8.0, device='cuda'); "
+            "assert float((x * 2).sum().item()) == 56.0; torch.cuda.synchronize()"
+        )
         try:
-            done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **self.env},
-                                  capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(
+                [sys.executable, "-c", code],
+                env={**os.environ, **self.env},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
             failed = None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["no output"])[-1]
         except (OSError, subprocess.TimeoutExpired) as e:
             failed = f"{type(e).__name__}: {e}"
@@ -82,8 +93,14 @@ class MpsDaemon:
         if not self.env:
             return ""
         try:
-            done = subprocess.run([self.control], input=command + "\n", env={**os.environ, **self.env},
-                                  capture_output=True, text=True, timeout=30)
+            done = subprocess.run(
+                [self.control],
+                input=command + "\n",
+                env={**os.environ, **self.env},
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return ""
         return done.stdout.strip()
@@ -103,4 +120,3 @@ class MpsDaemon:
             shutil.rmtree(self.folder, ignore_errors=True)
         self.env = {}
         return False
-

@@ -1,6 +1,7 @@
 """What one ``rtreport collect`` command was asked, in one object: the CLI builds it, ``run_collect`` checks and
 resolves it (a resumed run's label and output come from its file), the S3 wrapper re-targets it, and the
 ``Collector`` reads the GPU and play settings from it. A new option is a field here and a line where it is used."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,21 +10,21 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class CollectOptions:
-    model_path: Path | str | None = None     # --model (None: the shipped agent)
-    runtime_list: str | None = None          # --runtimes, comma-separated ids (None: every runtime, opt-in ones aside)
-    out: Path | str | None = None            # --out (None: data/<label>.duckdb, or the next free name)
-    overwrite: bool = False                  # --overwrite
-    label: str | None = None                 # --label (None: <host>-<gpu or cpu>)
-    cuda_index: int = 0                      # --cuda-index
-    artifacts: Path | str | None = None      # --artifacts (None: artifacts/<label>)
-    quick: bool = False                      # --quick: the smoke profile
-    quiet: bool = False                      # --quiet
-    play_workers: int | None = None          # --play-workers (None: collect.play.auto_workers)
-    play_slots: int | None = None            # --play-slots (None: collect.play.auto_slots)
-    play_mps: bool = False                   # --play-mps
-    play_twins: bool = True                  # --no-twins turns it off (collect.play.twins)
-    resume: Path | str | None = None         # --resume FILE
-    repeat: Path | str | None = None         # --repeat FILE
-    rounds: int | None = None                # --rounds (None: the profile's)
-    repeats: int | None = None               # --repeats: fresh-process repeats after the run (None: the profile's)
-    allow_mixed_onnxruntime: bool = False    # --allow-mixed-onnxruntime
+    model_path: Path | str | None = None  # --model (None: the shipped agent)
+    runtime_list: str | None = None  # --runtimes, comma-separated ids (None: every runtime, opt-in ones aside)
+    out: Path | str | None = None  # --out (None: data/<label>.duckdb, or the next free name)
+    overwrite: bool = False  # --overwrite
+    label: str | None = None  # --label (None: <host>-<gpu or cpu>)
+    cuda_index: int = 0  # --cuda-index
+    artifacts: Path | str | None = None  # --artifacts (None: artifacts/<label>)
+    quick: bool = False  # --quick: the smoke profile
+    quiet: bool = False  # --quiet
+    play_workers: int | None = None  # --play-workers (None: collect.play.auto_workers)
+    play_slots: int | None = None  # --play-slots (None: collect.play.auto_slots)
+    play_mps: bool = False  # --play-mps
+    play_twins: bool = True  # --no-twins turns it off (collect.play.twins)
+    resume: Path | str | None = None  # --resume FILE
+    repeat: Path | str | None = None  # --repeat FILE
+    rounds: int | None = None  # --rounds (None: the profile's)
+    repeats: int | None = None  # --repeats: fresh-process repeats after the run (None: the profile's)
+    allow_mixed_onnxruntime: bool = False  # --allow-mixed-onnxruntime

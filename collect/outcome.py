@@ -8,6 +8,7 @@
   measured is kept in the hidden partial file, and ``--resume`` continues it once it can be written;
 129, 130, 143: stopped by SIGHUP, SIGINT (Ctrl-C), SIGTERM (what was measured is kept, marked incomplete).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ CANNOT_WRITE = 4
 class Tally:
     tried: int
     measured: list = field(default_factory=list)
-    failed: list = field(default_factory=list)   # (runtime id, reason)
+    failed: list = field(default_factory=list)  # (runtime id, reason)
 
     def line(self) -> str:
         text = f"{len(self.measured)} of {self.tried} runtime{'s' * (self.tried != 1)} measured"
@@ -34,8 +35,12 @@ class Tally:
 
 def tally(con, run_id: str, tried: list[str]) -> Tally:
     """Of the runtimes this machine could run (``tried``), which hold measurements now and which failed."""
-    status = {rid: (st, why) for rid, st, why in con.execute(
-        "SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()}
+    status = {
+        rid: (st, why)
+        for rid, st, why in con.execute(
+            "SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]
+        ).fetchall()
+    }
     out = Tally(len(tried))
     for rid in tried:
         st, why = status.get(rid, ("not reached", None))
@@ -48,18 +53,20 @@ def tally(con, run_id: str, tried: list[str]) -> Tally:
 
 def next_steps(where: Path) -> str:
     """What to run after a run that stopped: go on, or publish what is there."""
-    return (f"rtreport collect --resume {where} continues it; rtreport build {where.parent} publishes what is "
-            "there")
+    return f"rtreport collect --resume {where} continues it; rtreport build {where.parent} publishes what is there"
 
 
 def write_failed(e: BaseException, why: str, target, kept: bool, source: Path | None) -> str:
     """The one line for a run whose file (or folder) could not be written."""
     path = getattr(e, "path", None) or getattr(e, "filename", None) or target.partial
-    untouched = (f"{target.out} is untouched" if target.out.exists() or source is not None
-                 else f"{target.out} was not created")
+    untouched = (
+        f"{target.out} is untouched" if target.out.exists() or source is not None else f"{target.out} was not created"
+    )
     when = "once there is space" if "space" in why or "quota" in why else "once it can be written"
     if not kept:
         target.remove_partial()
         return f"cannot write {path}: {why}; nothing was measured and {untouched}"
-    return (f"cannot write {path}: {why}; what was measured is kept in {target.partial} (with its .wal, if any) "
-            f"and {untouched}; {when}, rtreport collect --resume {target.out} continues it")
+    return (
+        f"cannot write {path}: {why}; what was measured is kept in {target.partial} (with its .wal, if any) "
+        f"and {untouched}; {when}, rtreport collect --resume {target.out} continues it"
+    )

@@ -6,6 +6,7 @@ One lock per output file stops two collects from writing the same ``--out``: the
 with one line. The lock is ``flock`` on a small file beside ``--out``, released by the kernel when the
 process ends however it ends, and removed by its holder (the inode check on acquiring makes that safe).
 """
+
 from __future__ import annotations
 
 import errno
@@ -63,8 +64,10 @@ class OutputFile:
                 os.close(fd)
                 if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                     holder = _read_pid(self.lock_path)
-                    raise UserError(f"another rtreport collect{f' (pid {holder})' if holder else ''} is writing "
-                                    f"{self.out}; wait for it to finish or choose another --out") from None
+                    raise UserError(
+                        f"another rtreport collect{f' (pid {holder})' if holder else ''} is writing "
+                        f"{self.out}; wait for it to finish or choose another --out"
+                    ) from None
                 raise
             try:  # the holder before us may have removed the file after we opened it: lock the current one
                 same = os.fstat(fd).st_ino == os.stat(self.lock_path).st_ino
@@ -99,6 +102,7 @@ class OutputFile:
         # closing it checkpointed its log); left there, DuckDB would replay it into the new file.
         stale_wal = self.out.with_name(self.out.name + ".wal")
         from .store import compact
+
         compact(self.partial)  # without DuckDB's free blocks; left as it is if that fails
         if self.overwrite:
             stale_wal.unlink(missing_ok=True)
@@ -107,12 +111,16 @@ class OutputFile:
         try:
             os.link(self.partial, self.out)
         except FileExistsError:
-            raise UserError(f"{self.out} appeared while this run was measuring and was not replaced; "
-                            f"this run is kept in {self.partial}") from None
+            raise UserError(
+                f"{self.out} appeared while this run was measuring and was not replaced; "
+                f"this run is kept in {self.partial}"
+            ) from None
         except OSError:  # a file system without hard links: check, then rename
             if self.out.exists():
-                raise UserError(f"{self.out} appeared while this run was measuring and was not replaced; "
-                                f"this run is kept in {self.partial}") from None
+                raise UserError(
+                    f"{self.out} appeared while this run was measuring and was not replaced; "
+                    f"this run is kept in {self.partial}"
+                ) from None
             os.replace(self.partial, self.out)
             return self.out
         self.partial.unlink()
@@ -134,7 +142,7 @@ def stale_partials(out: Path) -> list[Path]:
     and ``--resume`` continues the newest."""
     found = []
     for p in sorted(out.parent.glob(f".{out.name}.*.partial")):
-        pid = p.name[len(out.name) + 2:-len(".partial")]
+        pid = p.name[len(out.name) + 2 : -len(".partial")]
         if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
             found.append(p)
     return found

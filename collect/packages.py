@@ -1,5 +1,6 @@
 """Which installed package a plugin runtime came from, and a hash of its installed files (#27 item 7): the run's
 ``code_hash`` covers only rtreport's own packages, so a plugin's results are tied to its code by this."""
+
 from __future__ import annotations
 
 import hashlib
@@ -16,8 +17,12 @@ def _module_files(module: str) -> list[Path]:
     if spec is None:
         return []
     if spec.submodule_search_locations:
-        return sorted(p for root in spec.submodule_search_locations for p in Path(root).rglob("*")
-                      if p.is_file() and "__pycache__" not in p.parts)
+        return sorted(
+            p
+            for root in spec.submodule_search_locations
+            for p in Path(root).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        )
     return [Path(spec.origin)] if spec.origin and Path(spec.origin).is_file() else []
 
 

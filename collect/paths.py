@@ -1,6 +1,7 @@
 """Where the shipped inputs live: the ``collect.data`` package, which is the checkout's data/ folder and ships
 inside the wheel (the default agent, the fixed states, the pre-registered seeds). Measured ``*.duckdb``
 files in data/ are the published report's inputs, not package data."""
+
 from pathlib import Path
 
 from rtreport.resources import package_folder

@@ -1,5 +1,6 @@
 """Progress of a collect run: live bars in a terminal, plain timestamped lines in a pipe or log, nothing
 when quiet. Each phase of each runtime is one ``phase(description, total)`` block yielding ``tick(n)``."""
+
 from __future__ import annotations
 
 import threading
@@ -25,10 +26,24 @@ class Bars(Silent):
     """rich's live progress bars (a terminal on stderr)."""
 
     def __init__(self, console):
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+        )
 
     def start(self):
         self.progress.start()
@@ -55,8 +70,8 @@ class Lines(Silent):
         self.echo, self.every, self.clock = echo, every, clock
         self.t0 = clock()
         self._lock = threading.Lock()
-        self._active: dict[int, list] = {}   # id -> [description, done, total, phase start, last line]
-        self._last = clock()                 # the last line of any kind
+        self._active: dict[int, list] = {}  # id -> [description, done, total, phase start, last line]
+        self._last = clock()  # the last line of any kind
         self._stopped: threading.Event | None = None
 
     def _say(self, line: str) -> None:
@@ -82,8 +97,9 @@ class Lines(Silent):
             quiet = [p for p in list(self._active.values()) if now - p[4] >= self.every]
             for p in quiet:
                 p[4] = now
-                self._say(f"{self._stamp()} {p[0]}: {p[1]}/{p[2]}, still working ({_duration(now - p[3])} "
-                          "in this phase)")
+                self._say(
+                    f"{self._stamp()} {p[0]}: {p[1]}/{p[2]}, still working ({_duration(now - p[3])} in this phase)"
+                )
             if not self._active and now - self._last >= self.every:
                 self._say(f"{self._stamp()} still working (between phases)")
 
@@ -100,11 +116,14 @@ class Lines(Silent):
             if now - state[4] >= self.every and 0 < done < total:
                 state[4] = now
                 if done < min(in_flight, total):
-                    self._say(f"{self._stamp()} {description}: {done}/{total}, the first {min(in_flight, total)} "
-                              "in flight together")
+                    self._say(
+                        f"{self._stamp()} {description}: {done}/{total}, the first {min(in_flight, total)} "
+                        "in flight together"
+                    )
                 else:
                     left = (now - start) / done * (total - done)
                     self._say(f"{self._stamp()} {description}: {done}/{total}, about {_duration(left)} left")
+
         try:
             yield tick
         except Exception as e:  # the phase could not be done (a runtime not available here, or failing): why

@@ -1,4 +1,5 @@
 """What machine and software a run measured on, and which code measured it."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,9 +14,25 @@ from pathlib import Path
 from .conditions import cpu_name
 
 # Distributions whose versions a run records (those its runtimes and game protocol may use).
-ENVIRONMENT = ("numpy", "torch", "onnxruntime", "onnxruntime-gpu", "onnx", "tensorrt", "tensorrt-cu12",
-               "tensorrt-cu13", "tensorrt-rtx", "triton", "cuda-python", "cuda-bindings", "nvidia-ml-py",
-               "ale-py", "gymnasium", "opencv-python-headless", "duckdb")
+ENVIRONMENT = (
+    "numpy",
+    "torch",
+    "onnxruntime",
+    "onnxruntime-gpu",
+    "onnx",
+    "tensorrt",
+    "tensorrt-cu12",
+    "tensorrt-cu13",
+    "tensorrt-rtx",
+    "triton",
+    "cuda-python",
+    "cuda-bindings",
+    "nvidia-ml-py",
+    "ale-py",
+    "gymnasium",
+    "opencv-python-headless",
+    "duckdb",
+)
 # The packages whose source is the measurement: their content hash says exactly which code measured a run.
 MEASUREMENT_PACKAGES = ("collect", "rtreport")
 
@@ -40,11 +57,14 @@ def mixed_onnxruntime() -> str | None:
 
 def refuse_mixed_onnxruntime() -> None:
     from rtreport.errors import UserError
+
     both = mixed_onnxruntime()
     if both:
-        raise UserError(f"{both} are both installed, and they overwrite each other's files, so which one a run "
-                        "measures is not known: pip uninstall one of them (keep onnxruntime-gpu on a GPU machine), "
-                        "or give --allow-mixed-onnxruntime to measure anyway (the run records it, its page says so)")
+        raise UserError(
+            f"{both} are both installed, and they overwrite each other's files, so which one a run "
+            "measures is not known: pip uninstall one of them (keep onnxruntime-gpu on a GPU machine), "
+            "or give --allow-mixed-onnxruntime to measure anyway (the run records it, its page says so)"
+        )
 
 
 def environment() -> dict:
@@ -87,8 +107,12 @@ def _describe(root: Path) -> str | None:
     if not (root / ".git").exists():
         return None
     try:
-        out = subprocess.run(["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=12"],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -120,8 +144,9 @@ def write_stamp(root: Path) -> dict:
 
 def _nvidia_smi(field: str) -> str | None:
     try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"], capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
@@ -135,8 +160,16 @@ def machine(cuda_index: int) -> dict:
         gpu_name = torch.cuda.get_device_name(cuda_index)
         cuda = torch.version.cuda
     return {
-        "host": socket.gethostname(), "os": platform.platform(), "cpu": cpu_name(), "cpu_count": os.cpu_count(),
-        "gpu_name": gpu_name, "gpu_driver": _nvidia_smi("driver_version") if gpu_name else None, "cuda_version": cuda,
-        "python_version": platform.python_version(), "environment": environment(),
-        "rtreport_version": version("rtreport"), "code_version": code_version(), "code_hash": code_hash(),
+        "host": socket.gethostname(),
+        "os": platform.platform(),
+        "cpu": cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "gpu_name": gpu_name,
+        "gpu_driver": _nvidia_smi("driver_version") if gpu_name else None,
+        "cuda_version": cuda,
+        "python_version": platform.python_version(),
+        "environment": environment(),
+        "rtreport_version": version("rtreport"),
+        "code_version": code_version(),
+        "code_hash": code_hash(),
     }

@@ -5,6 +5,7 @@ unless the local copy holds a run whose upload failed: then that copy goes on, a
 
 An upload that fails (no network, no access) loses nothing: the local copy stays, the command says where, and
 the object under the key is the previous one (a single PUT is atomic; ``rtreport.storage``)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -34,21 +35,26 @@ def run_collect_s3(o: CollectOptions) -> int:
             storage.download(s3, url, local)
     else:
         if storage.not_uploaded(local):
-            raise UserError(f"{local} holds a run to {url} that was never uploaded; rtreport collect --resume {url} "
-                            "continues and uploads it (or move the file away)")
+            raise UserError(
+                f"{local} holds a run to {url} that was never uploaded; rtreport collect --resume {url} "
+                "continues and uploads it (or move the file away)"
+            )
         if not overwrite and storage.head(s3, url) is not None:
             raise UserError(f"{url} already exists; pass --overwrite to replace it, or choose another --out")
         local.parent.mkdir(parents=True, exist_ok=True)
-        local.unlink(missing_ok=True)     # the bucket's copy of an earlier object, or nothing
+        local.unlink(missing_ok=True)  # the bucket's copy of an earlier object, or nothing
     say(f"the run is measured into {local} and uploaded to {url} when this command ends")
-    code = run_collect(replace(o, out=None if resume is not None else local,
-                               resume=local if resume is not None else None))
+    code = run_collect(
+        replace(o, out=None if resume is not None else local, resume=local if resume is not None else None)
+    )
     if not local.is_file():
         return code
     try:
         storage.upload(s3, local, url)
     except KeyboardInterrupt:
-        raise UserError(f"upload to {url} interrupted; the run is kept in {local} (the object is unchanged); "
-                        f"rtreport collect --resume {url} uploads it") from None
+        raise UserError(
+            f"upload to {url} interrupted; the run is kept in {local} (the object is unchanged); "
+            f"rtreport collect --resume {url} uploads it"
+        ) from None
     say(f"uploaded {url} ({local.stat().st_size:,} bytes; local copy {local})")
     return code

@@ -8,6 +8,7 @@ repeat k: rounds numbered after every round in the file, ``conditions.repeat`` =
 Like ``--resume`` it refuses another model or GPU and works on a copy of the file that replaces it only when the
 repeat is whole: stopped or failed, the file stays as it was.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,26 +34,31 @@ from .registry import all_runtimes
 from .rounds import measure_round, order_of
 from .store import RunStore, now
 
-REPEAT_ROUNDS = 5   # latency rounds of a repeat of a file that names none (settings.repeat_rounds), unless --rounds
+REPEAT_ROUNDS = 5  # latency rounds of a repeat of a file that names none (settings.repeat_rounds), unless --rounds
 
 
 def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int | None, quiet: bool) -> int:
     path = Path(path)
     stored = resume_run.read_run(path, option="--repeat")
     if stored["status"] != "complete":
-        raise UserError(f"--repeat {path}: the run is {stored['status']}; a repeat adds to a complete run "
-                        f"(finish it first: rtreport collect --resume {path})")
+        raise UserError(
+            f"--repeat {path}: the run is {stored['status']}; a repeat adds to a complete run "
+            f"(finish it first: rtreport collect --resume {path})"
+        )
     model = load_model(model_path or paths.AGENT_WEIGHTS)
     import torch
-    resume_run.check_same_run(stored, model, torch.cuda.get_device_name(cuda_index)
-                              if torch.cuda.is_available() else None)
+
+    resume_run.check_same_run(
+        stored, model, torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else None
+    )
     specs = {s.id: s for s in all_runtimes()}
     con_ids = _available(path)
     here = [rid for rid in con_ids if rid in specs and specs[rid].check(model) is None]
     reference = stored["reference_runtime"]
     if reference not in here:
-        raise UserError(f"--repeat {path}: its reference {reference} cannot run here, and every round of a repeat "
-                        "measures it")
+        raise UserError(
+            f"--repeat {path}: its reference {reference} cannot run here, and every round of a repeat measures it"
+        )
     here.sort(key=lambda rid: rid != reference)
     profile = resume_run.profile_for(stored, None)
     artifacts_dir = Path(artifacts) if artifacts else Path("artifacts") / slug(stored["label"])
@@ -65,10 +71,21 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
     with OutputFile(path, overwrite=True) as target:
         resume_run.copy_for_writing(path, target.partial)
         store = RunStore(target.partial, stored["run_id"], existing=True)
-        say(f"repeating run {stored['run_id']} of {stored['label']}: {len(here)} runtime(s), written as "
-            f"{target.partial.name} until the repeat ends")
-        job = _Repeat(store, model, here, specs, Artifacts(artifacts_dir, model.onnx_source()), cuda_index, ui,
-                      profile, stored["settings"].get("states"))
+        say(
+            f"repeating run {stored['run_id']} of {stored['label']}: {len(here)} runtime(s), written as "
+            f"{target.partial.name} until the repeat ends"
+        )
+        job = _Repeat(
+            store,
+            model,
+            here,
+            specs,
+            Artifacts(artifacts_dir, model.onnx_source()),
+            cuda_index,
+            ui,
+            profile,
+            stored["settings"].get("states"),
+        )
         with stop_signals_raise():
             try:
                 ui.start()
@@ -79,12 +96,17 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
                 for p in (target.partial, target.partial.with_name(target.partial.name + ".wal")):
                     p.unlink(missing_ok=True)
                 if isinstance(e, KeyboardInterrupt):
-                    click.echo(f"repeat stopped by {getattr(e, 'signal_name', 'SIGINT')} during {job.where}: "
-                               f"{path} is unchanged", err=True)
+                    click.echo(
+                        f"repeat stopped by {getattr(e, 'signal_name', 'SIGINT')} during {job.where}: "
+                        f"{path} is unchanged",
+                        err=True,
+                    )
                     return getattr(e, "exit_code", 130)
                 first = (str(e).strip().splitlines() or [""])[0][:300]
-                click.echo(f"Error: repeat failed during {job.where}: {type(e).__name__}: {first}; {path} is "
-                           "unchanged", err=True)
+                click.echo(
+                    f"Error: repeat failed during {job.where}: {type(e).__name__}: {first}; {path} is unchanged",
+                    err=True,
+                )
                 return 1
             finally:
                 ui.stop()
@@ -99,15 +121,21 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
 
 def _console():
     from rich.console import Console
+
     return Console(stderr=True)
 
 
 def _available(path: Path) -> list[str]:
     import duckdb
+
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return [r for (r,) in con.execute("SELECT runtime_id FROM runtimes WHERE status = 'available' "
-                                          "ORDER BY position, runtime_id").fetchall()]
+        return [
+            r
+            for (r,) in con.execute(
+                "SELECT runtime_id FROM runtimes WHERE status = 'available' ORDER BY position, runtime_id"
+            ).fetchall()
+        ]
     finally:
         con.close()
 
@@ -136,13 +164,18 @@ class _Repeat:
     def run(self, rounds: int) -> int:
         con, run_id = self.store.con, self.store.run_id
         machine = provenance.machine(self.cuda_index)
-        self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"],
-                                 run_goes_on=False)
-        k = 1 + max([con.execute("SELECT coalesce(max(repeat), 0) FROM repeats WHERE run_id = ?",
-                                 [run_id]).fetchone()[0],
-                     *[json.loads(c).get("repeat") or 0 for (c,) in con.execute(
-                         "SELECT conditions FROM rounds WHERE run_id = ? AND conditions IS NOT NULL",
-                         [run_id]).fetchall()]])
+        self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"], run_goes_on=False)
+        k = 1 + max(
+            [
+                con.execute("SELECT coalesce(max(repeat), 0) FROM repeats WHERE run_id = ?", [run_id]).fetchone()[0],
+                *[
+                    json.loads(c).get("repeat") or 0
+                    for (c,) in con.execute(
+                        "SELECT conditions FROM rounds WHERE run_id = ? AND conditions IS NOT NULL", [run_id]
+                    ).fetchall()
+                ],
+            ]
+        )
         started = now()
         try:
             described, q = {}, self.q
@@ -171,14 +204,34 @@ class _Repeat:
                     self.where = f"latency round {r + 1} of {rid}"
                     try:
                         with self.ui.phase(f"{rid}: latency round {r + 1} (repeat {k})", p.latency_samples) as tick:
-                            measure_round(self.store, rid, self.runners[rid], r, position, self.states,
-                                          p.latency_warmup, p.latency_samples, host, self.cuda_index, "repeat", k, tick,
-                                          p.retakes, p.retake_pause_s)
+                            measure_round(
+                                self.store,
+                                rid,
+                                self.runners[rid],
+                                r,
+                                position,
+                                self.states,
+                                p.latency_warmup,
+                                p.latency_samples,
+                                host,
+                                self.cuda_index,
+                                "repeat",
+                                k,
+                                tick,
+                                p.retakes,
+                                p.retake_pause_s,
+                            )
                     except Exception as e:
                         self._drop(rid, e, self.runners[rid])
             self.rounds = rounds
-            self.store.add_repeat(k, started, machine, described, q,
-                                  f"repeat {k}: {rounds} latency rounds of {len(self.runners)} runtimes")
+            self.store.add_repeat(
+                k,
+                started,
+                machine,
+                described,
+                q,
+                f"repeat {k}: {rounds} latency rounds of {len(self.runners)} runtimes",
+            )
         finally:
             for runner in self.runners.values():
                 try:
@@ -190,14 +243,19 @@ class _Repeat:
 
 def closing_lines(con, run_id: str, k: int, job: _Repeat) -> list[str]:
     """What the repeat measured, and whether each runtime's fixed-state Q-values reproduced bit for bit."""
-    found = by_repeat(con.execute("SELECT runtime_id, state_index, q_values FROM state_q WHERE run_id = ?",
-                                  [run_id]).fetchall(),
-                      con.execute("SELECT runtime_id, repeat, state_index, q_values FROM repeat_state_q "
-                                  "WHERE run_id = ? AND repeat = ?", [run_id, k]).fetchall())
+    found = by_repeat(
+        con.execute("SELECT runtime_id, state_index, q_values FROM state_q WHERE run_id = ?", [run_id]).fetchall(),
+        con.execute(
+            "SELECT runtime_id, repeat, state_index, q_values FROM repeat_state_q WHERE run_id = ? AND repeat = ?",
+            [run_id, k],
+        ).fetchall(),
+    )
     last = job.first_round + job.rounds
-    lines = [f"repeat {k}: {job.rounds} latency rounds (rounds {job.first_round + 1}-{last}) of "
-             f"{len(job.runners)} runtimes; fixed states reproduced bit for bit by "
-             f"{sum(r.identical for r in found.values())} of {len(found)}"]
+    lines = [
+        f"repeat {k}: {job.rounds} latency rounds (rounds {job.first_round + 1}-{last}) of "
+        f"{len(job.runners)} runtimes; fixed states reproduced bit for bit by "
+        f"{sum(r.identical for r in found.values())} of {len(found)}"
+    ]
     lines += [f"  {rid}: {in_words(r)}" for (rid, _), r in found.items() if not r.identical]
     lines += [f"  {rid}: not repeated ({why})" for rid, why in job.skipped.items()]
     return lines

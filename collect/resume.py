@@ -1,4 +1,5 @@
 """``rtreport collect --resume FILE``: what a stored run needs to go on (its protocol comes from the file)."""
+
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ def find_source(out: Path) -> Path:
     from .outfile import stale_partials
 
     partials = [p for p in stale_partials(out) if p.is_file()]
+
     def changed(p: Path) -> float:  # a run's rows may sit in its log, written after the file itself
         wal = p.with_name(p.name + ".wal")
         return max(p.stat().st_mtime, wal.stat().st_mtime if wal.is_file() else 0)
@@ -46,8 +48,10 @@ def read_run(path: Path, option: str = "--resume") -> dict:
         if meta.get("application") != schema.APPLICATION:
             raise UserError(f"{option} {path}: not a file written by rtreport collect")
         if meta.get("schema_version") not in [str(v) for v in schema.CONTINUABLE]:
-            raise UserError(f"{option} {path}: schema version {meta.get('schema_version')} cannot be continued by "
-                            f"this rtreport (schema {schema.SCHEMA_VERSION}); start a new run")
+            raise UserError(
+                f"{option} {path}: schema version {meta.get('schema_version')} cannot be continued by "
+                f"this rtreport (schema {schema.SCHEMA_VERSION}); start a new run"
+            )
         cur = con.execute("SELECT * FROM runs")
         rows = cur.fetchall()
         if len(rows) != 1:
@@ -65,18 +69,25 @@ def read_run(path: Path, option: str = "--resume") -> dict:
 
 def check_same_run(run: dict, model, gpu_name: str | None) -> None:
     if model.sha256 != run["model_sha256"]:
-        raise UserError(f"the run measured another model (sha256 {run['model_sha256'][:12]}); give the same "
-                        f"--model (this one is {model.sha256[:12]})")
+        raise UserError(
+            f"the run measured another model (sha256 {run['model_sha256'][:12]}); give the same "
+            f"--model (this one is {model.sha256[:12]})"
+        )
     if (run.get("gpu_name") or None) != (gpu_name or None):
-        raise UserError(f"the run was measured on {run.get('gpu_name') or 'a machine without a GPU'}; continue it "
-                        f"there, not on {gpu_name or 'this machine without a GPU'}")
+        raise UserError(
+            f"the run was measured on {run.get('gpu_name') or 'a machine without a GPU'}; continue it "
+            f"there, not on {gpu_name or 'this machine without a GPU'}"
+        )
 
 
 def profile_for(run: dict, rounds: int | None):
     settings = run["settings"]
     base = PROFILES[run["profile"]]
-    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()
-              if k in base.__dataclass_fields__ and k != "name"}
+    fields = {
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in settings.items()
+        if k in base.__dataclass_fields__ and k != "name"
+    }
     profile = replace(base, **fields)
     if rounds is not None and rounds > profile.rounds:
         profile = replace(profile, rounds=rounds)

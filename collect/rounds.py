@@ -6,6 +6,7 @@ the play test (taken while no game is in flight), the rest after play, so drift 
 between rounds instead of hiding in one stretch of it. ``collect --repeat`` takes further rounds the same way
 (``measure_round``).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,7 @@ from . import measure
 from .conditions import Host, first_readings, flags, gpu_conditions
 from .store import now
 
-ROUND_ORDER_SEED = 20261130   # runtime order of round r: a permutation seeded with this + r
+ROUND_ORDER_SEED = 20261130  # runtime order of round r: a permutation seeded with this + r
 
 
 def plan(rounds: int, looks: int, between: bool = True) -> list[int]:
@@ -40,8 +41,10 @@ def ends_only_reason(play_mps: bool) -> str | None:
     host were 1.2–2.8× slower in the rounds between looks than before play, graph runtimes within ±25 %: such
     rounds measure another machine state, so they are taken before play and after it, when no daemon runs."""
     if play_mps:
-        return ("play shares the GPU through an MPS daemon, whose context time-slices with the measuring process "
-                "between looks: rounds are taken before play and after it")
+        return (
+            "play shares the GPU through an MPS daemon, whose context time-slices with the measuring process "
+            "between looks: rounds are taken before play and after it"
+        )
     return None
 
 
@@ -57,18 +60,37 @@ def order_of(runtime_ids, r: int) -> list[str]:
 
 def stored_conditions(con, run_id: str) -> list[dict]:
     """Every round's conditions in the file, earliest first."""
-    return [json.loads(c) for (c,) in con.execute(
-        "SELECT conditions FROM rounds WHERE run_id = ? AND conditions IS NOT NULL "
-        "ORDER BY started_at, round, position", [run_id]).fetchall()]
+    return [
+        json.loads(c)
+        for (c,) in con.execute(
+            "SELECT conditions FROM rounds WHERE run_id = ? AND conditions IS NOT NULL "
+            "ORDER BY started_at, round, position",
+            [run_id],
+        ).fetchall()
+    ]
 
 
-RETAKES = 2            # a round under load from other processes is measured again up to this many times
-RETAKE_PAUSE_S = 5.0   # seconds to wait before measuring it again, for the other processes' load to pass
+RETAKES = 2  # a round under load from other processes is measured again up to this many times
+RETAKE_PAUSE_S = 5.0  # seconds to wait before measuring it again, for the other processes' load to pass
 
 
-def measure_round(store, rid: str, runner, r: int, position: int, states, warmup: int, samples: int, host: Host,
-                  cuda_index: int, phase: str, repeat: int, tick=None, retakes: int = RETAKES,
-                  pause: float = RETAKE_PAUSE_S) -> None:
+def measure_round(
+    store,
+    rid: str,
+    runner,
+    r: int,
+    position: int,
+    states,
+    warmup: int,
+    samples: int,
+    host: Host,
+    cuda_index: int,
+    phase: str,
+    repeat: int,
+    tick=None,
+    retakes: int = RETAKES,
+    pause: float = RETAKE_PAUSE_S,
+) -> None:
     """One runtime's round: samples, when, where in the round's order, and the host's and GPU's state. An attempt
     while other processes used more than ``rtreport.host_load.FOREIGN_LIMIT`` of the CPU is kept in ``retaken``
     and measured again, up to ``retakes`` times; the last attempt counts, flagged if it too ran loaded, and its
@@ -104,15 +126,19 @@ class Rounds:
         """``between``: whether rounds are also taken between looks (``ends_only_reason``)."""
         self.c, self.looks, self.seeds, self.between_looks = collector, looks, seeds, between
         self.host = Host()
-        self.failed: set = set()   # runtimes that failed in a round (play leaves them out too)
+        self.failed: set = set()  # runtimes that failed in a round (play leaves them out too)
 
     def numbers(self) -> list[int]:
         """The protocol's round numbers: those stored (repeats' rounds aside), then new ones after every number in
         the file, up to the profile's count."""
         con, run_id = self.c.store.con, self.c.store.run_id
-        stored = sorted({r for r, c in con.execute("SELECT round, conditions FROM rounds WHERE run_id = ?",
-                                                   [run_id]).fetchall()
-                         if not (c and json.loads(c).get("repeat"))})
+        stored = sorted(
+            {
+                r
+                for r, c in con.execute("SELECT round, conditions FROM rounds WHERE run_id = ?", [run_id]).fetchall()
+                if not (c and json.loads(c).get("repeat"))
+            }
+        )
         top = con.execute("SELECT max(round) FROM rounds WHERE run_id = ?", [run_id]).fetchone()[0]
         start = 0 if top is None else top + 1
         return stored + list(range(start, start + max(0, self.c.profile.rounds - len(stored))))
@@ -122,8 +148,11 @@ class Rounds:
         has already gone past that slot (a resumed run: they are taken at the next slot it reaches)."""
         if not self._here(slot):
             return []
-        done = set(self.c.store.con.execute("SELECT runtime_id, round FROM rounds WHERE run_id = ?",
-                                            [self.c.store.run_id]).fetchall())
+        done = set(
+            self.c.store.con.execute(
+                "SELECT runtime_id, round FROM rounds WHERE run_id = ?", [self.c.store.run_id]
+            ).fetchall()
+        )
         numbers = self.numbers()
         slots = plan(len(numbers), len(self.looks), self.between_looks)
         out = []
@@ -136,8 +165,12 @@ class Rounds:
     def _here(self, slot: int) -> bool:
         if slot >= len(self.looks):
             return True
-        played = {s for (s,) in self.c.store.con.execute("SELECT DISTINCT seed FROM episodes WHERE run_id = ?",
-                                                          [self.c.store.run_id]).fetchall()}
+        played = {
+            s
+            for (s,) in self.c.store.con.execute(
+                "SELECT DISTINCT seed FROM episodes WHERE run_id = ?", [self.c.store.run_id]
+            ).fetchall()
+        }
         return not played - set(self.seeds[: self.looks[slot - 1]] if slot else ())
 
     def due(self, look: int) -> bool:
@@ -168,5 +201,20 @@ class Rounds:
     def _one(self, rid: str, r: int, position: int, phase: str, total: int) -> None:
         c, p = self.c, self.c.profile
         with c.ui.phase(f"{rid}: latency round {r + 1}/{total}", p.latency_samples) as tick:
-            measure_round(c.store, rid, c.runners[rid], r, position, c.states, p.latency_warmup, p.latency_samples,
-                          self.host, c.cuda_index, phase, 0, tick, p.retakes, p.retake_pause_s)
+            measure_round(
+                c.store,
+                rid,
+                c.runners[rid],
+                r,
+                position,
+                c.states,
+                p.latency_warmup,
+                p.latency_samples,
+                self.host,
+                c.cuda_index,
+                phase,
+                0,
+                tick,
+                p.retakes,
+                p.retake_pause_s,
+            )

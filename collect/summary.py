@@ -1,5 +1,6 @@
 """The closing terminal summary of ``rtreport collect`` and the ``--list-runtimes`` listing: plain text
 that fits 80 columns without cutting a number, runtimes that did not run grouped by reason."""
+
 from __future__ import annotations
 
 import textwrap
@@ -8,8 +9,14 @@ import numpy as np
 
 from rtreport.stats import percentile, same_action_count
 
-COLUMNS = [("runtime", 23, "<"), ("P50 ms", 8, ">"), ("P95 ms", 8, ">"), ("states", 7, ">"),
-           ("in play", 9, ">"), ("mean score", 14, ">")]
+COLUMNS = [
+    ("runtime", 23, "<"),
+    ("P50 ms", 8, ">"),
+    ("P95 ms", 8, ">"),
+    ("states", 7, ">"),
+    ("in play", 9, ">"),
+    ("mean score", 14, ">"),
+]
 
 
 def _row(cells) -> str:
@@ -24,8 +31,14 @@ def grouped_reasons(rows, width: int = 80) -> list[str]:
     lines = []
     for reason, ids in by_reason.items():
         text = f"{', '.join(ids)}: {reason}"
-        lines += textwrap.wrap(text, width=width, initial_indent="  - ", subsequent_indent="    ",
-                               break_long_words=False, break_on_hyphens=False)
+        lines += textwrap.wrap(
+            text,
+            width=width,
+            initial_indent="  - ",
+            subsequent_indent="    ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
     return lines
 
 
@@ -34,29 +47,53 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
     rows = con.execute("SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()
     rows.sort(key=lambda r: order.index(r[0]) if r[0] in order else len(order))
     ref_q = _state_q(con, run_id, reference) if reference else None
-    lines = textwrap.wrap(f"first look, reference {reference or 'none'}; same action on the fixed states and in play",
-                          width=width, break_long_words=False, break_on_hyphens=False)  # whole words, never cut
+    lines = textwrap.wrap(
+        f"first look, reference {reference or 'none'}; same action on the fixed states and in play",
+        width=width,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )  # whole words, never cut
     lines.append(_row([c[0] for c in COLUMNS]))
     measured = [r for r in rows if r[1] != "unavailable"]
     for rid, status, _ in measured:
-        lat = [r[0] for r in con.execute("SELECT seconds FROM latency WHERE run_id = ? AND runtime_id = ? "
-                                         "AND kind = 'decision' ORDER BY iteration", [run_id, rid]).fetchall()]
+        lat = [
+            r[0]
+            for r in con.execute(
+                "SELECT seconds FROM latency WHERE run_id = ? AND runtime_id = ? "
+                "AND kind = 'decision' ORDER BY iteration",
+                [run_id, rid],
+            ).fetchall()
+        ]
         q = _state_q(con, run_id, rid)
-        scores = [r[0] for r in con.execute("SELECT score FROM episodes WHERE run_id = ? AND runtime_id = ?",
-                                            [run_id, rid]).fetchall()]
+        scores = [
+            r[0]
+            for r in con.execute(
+                "SELECT score FROM episodes WHERE run_id = ? AND runtime_id = ?", [run_id, rid]
+            ).fetchall()
+        ]
         agree = played = "—"
         if rid == reference:
             agree = played = "ref."
         elif ref_q is not None and q is not None and len(q) == len(ref_q):
             agree = f"{same_action_count(ref_q.argmax(1), q.argmax(1))}/{len(q)}"
-        same, decisions = con.execute("SELECT sum(same), sum(decisions) FROM shadow WHERE run_id = ? AND "
-                                      "runtime_id = ? AND driver = ?", [run_id, rid, reference]).fetchone()
+        same, decisions = con.execute(
+            "SELECT sum(same), sum(decisions) FROM shadow WHERE run_id = ? AND runtime_id = ? AND driver = ?",
+            [run_id, rid, reference],
+        ).fetchone()
         if decisions:
             played = f"{100 * same / decisions:.2f} %"
-        lines.append(_row([rid,
-                           f"{percentile(lat, 50) * 1e3:.3f}" if lat else "—",
-                           f"{percentile(lat, 95) * 1e3:.3f}" if lat else "—",
-                           agree, played, f"{np.mean(scores):.1f} ({len(scores)})" if scores else "—"]))
+        lines.append(
+            _row(
+                [
+                    rid,
+                    f"{percentile(lat, 50) * 1e3:.3f}" if lat else "—",
+                    f"{percentile(lat, 95) * 1e3:.3f}" if lat else "—",
+                    agree,
+                    played,
+                    f"{np.mean(scores):.1f} ({len(scores)})" if scores else "—",
+                ]
+            )
+        )
     failed = [(rid, reason) for rid, status, reason in rows if status == "failed"]
     if failed:
         lines.append("failed (kept what they measured before failing):")
@@ -69,6 +106,7 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
 
 
 def _state_q(con, run_id, runtime_id):
-    rows = con.execute("SELECT q_values FROM state_q WHERE run_id = ? AND runtime_id = ? ORDER BY state_index",
-                       [run_id, runtime_id]).fetchall()
+    rows = con.execute(
+        "SELECT q_values FROM state_q WHERE run_id = ? AND runtime_id = ? ORDER BY state_index", [run_id, runtime_id]
+    ).fetchall()
     return np.array([r[0] for r in rows], dtype=np.float64) if rows else None

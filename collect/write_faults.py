@@ -1,5 +1,6 @@
 """Write faults: the errors that mean "this file or folder cannot be written" (a full disk, a quota, a read-only
 file system, no permission), told apart from a runtime's own failure, whatever the phase."""
+
 from __future__ import annotations
 
 import errno
@@ -7,9 +8,13 @@ import os
 import re
 
 # The faults that mean "this file or folder cannot be written", whatever the phase: not a runtime's failure.
-WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is exceeded",
-                errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-                errno.EPERM: "operation not permitted"}
+WRITE_ERRNOS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
 
 
 class CannotWrite(BaseException):

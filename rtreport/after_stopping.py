@@ -12,6 +12,7 @@ Conditional power: while a runtime is undecided with looks left, the chance that
 non-inferior given where its mean stands now, under the design's assumption (true difference 0) and under the
 current estimate (the observed mean).
 """
+
 from __future__ import annotations
 
 import math
@@ -52,25 +53,33 @@ def ordering_tail(mu: float, mean: float, look: int, looks, sd: float, margin: f
     k = look
     low = np.concatenate([low[:k], [-math.inf]])
     high = np.concatenate([high[:k], [mean * math.sqrt(info[k])]])
-    return float(sum(crossing(low, high, info[:k + 1], mu)[0]))
+    return float(sum(crossing(low, high, info[: k + 1], mu)[0]))
 
 
-def stagewise_quantile(q: float, mean: float, sd: float, look: int, looks, margin: float,
-                       alpha: float = ALPHA) -> float:
+def stagewise_quantile(
+    q: float, mean: float, sd: float, look: int, looks, margin: float, alpha: float = ALPHA
+) -> float:
     """The μ at which a run ends at least as high as this one with probability ``q`` (to 1e-6 standard errors)."""
     if sd <= 0:
         return mean
     step = sd / math.sqrt(looks[0])
-    return _root(lambda mu: ordering_tail(mu, mean, look, looks, sd, margin, alpha), q,
-                 mean - 4 * step, mean + 4 * step, 1e-6 * sd / math.sqrt(looks[-1]))
+    return _root(
+        lambda mu: ordering_tail(mu, mean, look, looks, sd, margin, alpha),
+        q,
+        mean - 4 * step,
+        mean + 4 * step,
+        1e-6 * sd / math.sqrt(looks[-1]),
+    )
 
 
-def stagewise_estimate(mean: float, sd: float, look: int, looks, margin: float, alpha: float = ALPHA,
-                       level: float = 0.95) -> tuple[float, float, float]:
+def stagewise_estimate(
+    mean: float, sd: float, look: int, looks, margin: float, alpha: float = ALPHA, level: float = 0.95
+) -> tuple[float, float, float]:
     """(median-unbiased estimate, low, high) of the mean difference for a run that stopped at ``look`` (0-based;
     the last look for a run that ended undecided) with ``mean`` and paired spread ``sd``."""
-    low, est, high = (stagewise_quantile(q, mean, sd, look, looks, margin, alpha)
-                      for q in ((1 - level) / 2, 0.5, (1 + level) / 2))
+    low, est, high = (
+        stagewise_quantile(q, mean, sd, look, looks, margin, alpha) for q in ((1 - level) / 2, 0.5, (1 + level) / 2)
+    )
     return est, low, high
 
 
@@ -83,17 +92,18 @@ def median_unbiased(differences, look: int, looks, margin: float, alpha: float =
     return {"naive": float(d.mean()), "estimate": estimate, "low": low, "high": high}
 
 
-def conditional_power(mean: float, sd: float, look: int, looks, margin: float, true_difference: float,
-                      alpha: float = ALPHA) -> float | None:
+def conditional_power(
+    mean: float, sd: float, look: int, looks, margin: float, true_difference: float, alpha: float = ALPHA
+) -> float | None:
     """P(the design ends non-inferior at one of the looks after ``look`` | the mean now) when the true mean
     difference is ``true_difference`` (None when no look remains)."""
     if look + 1 >= len(looks):
         return None
     info, low, high = mean_scale(looks, sd, margin, alpha) if sd > 0 else (None, None, None)
-    if info is None:    # no spread: the mean stays where it is
+    if info is None:  # no spread: the mean stays where it is
         return 1.0 if mean >= -margin else 0.0
     start = (info[look], mean * math.sqrt(info[look]))
-    return float(sum(crossing(low[look + 1:], high[look + 1:], info[look + 1:], true_difference, start)[0]))
+    return float(sum(crossing(low[look + 1 :], high[look + 1 :], info[look + 1 :], true_difference, start)[0]))
 
 
 def conditional_powers(differences, look: int, looks, margin: float, alpha: float = ALPHA) -> dict | None:
@@ -103,6 +113,8 @@ def conditional_powers(differences, look: int, looks, margin: float, alpha: floa
     if look + 1 >= len(looks) or d.size < 2:
         return None
     mean, sd = float(d.mean()), float(d.std(ddof=1))
-    return {"design": conditional_power(mean, sd, look, looks, margin, 0.0, alpha),
-            "observed": conditional_power(mean, sd, look, looks, margin, mean, alpha),
-            "looks_left": len(looks) - look - 1}
+    return {
+        "design": conditional_power(mean, sd, look, looks, margin, 0.0, alpha),
+        "observed": conditional_power(mean, sd, look, looks, margin, mean, alpha),
+        "looks_left": len(looks) - look - 1,
+    }

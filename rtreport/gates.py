@@ -1,5 +1,6 @@
 """The adoption gates (``gates.toml``): fixed before looking; read by collect (the play margin decides when a
 runtime has played enough) and by build (every verdict)."""
+
 from __future__ import annotations
 
 import tomllib
@@ -13,11 +14,11 @@ DEFAULT_GATES = Path(__file__).with_name("gates.toml")
 class Gates:
     min_p95_reduction: float
     min_same_action_fraction: float
-    play_margin: float            # fraction of the reference's mean score
+    play_margin: float  # fraction of the reference's mean score
     source: str = "default"
     speed_statistic: str = "p95"  # the latency statistic the faster gate compares ("p50" | "p95")
-    min_measurements: int = 3     # independent measurements (boots, else processes) the faster gate needs
-    rule_written: str | None = None   # when the faster gate's rule was written (ISO date): earlier files re-judged
+    min_measurements: int = 3  # independent measurements (boots, else processes) the faster gate needs
+    rule_written: str | None = None  # when the faster gate's rule was written (ISO date): earlier files re-judged
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Gates":
@@ -25,8 +26,11 @@ class Gates:
         data = tomllib.loads(path.read_text())
         play = data["play"]
         # gates files of rtreport ≤ 0.1 gave the play gate as a (negative) lower bound
-        margin = play["margin_fraction_of_reference_mean"] if "margin_fraction_of_reference_mean" in play \
+        margin = (
+            play["margin_fraction_of_reference_mean"]
+            if "margin_fraction_of_reference_mean" in play
             else -play["min_ci_low_fraction_of_reference_mean"]
+        )
         if float(margin) < 0:
             raise ValueError("the play margin must not be negative")
         faster = data["faster"]
@@ -37,9 +41,17 @@ class Gates:
         reduction = faster["min_reduction"] if "min_reduction" in faster else faster["min_p95_reduction"]
         measurements = int(faster.get("min_measurements", 3))
         if measurements < 2:
-            raise ValueError("the faster gate needs min_measurements of at least 2 (one measurement has no spread "
-                             "between measurements)")
+            raise ValueError(
+                "the faster gate needs min_measurements of at least 2 (one measurement has no spread "
+                "between measurements)"
+            )
         written = faster.get("rule_written")
-        return cls(float(reduction), float(data["agreement"]["min_same_action_fraction"]),
-                   float(margin), "default" if path == DEFAULT_GATES else path.name, statistic, measurements,
-                   None if written is None else str(written))
+        return cls(
+            float(reduction),
+            float(data["agreement"]["min_same_action_fraction"]),
+            float(margin),
+            "default" if path == DEFAULT_GATES else path.name,
+            statistic,
+            measurements,
+            None if written is None else str(written),
+        )

@@ -10,9 +10,10 @@ processes" in 27 of 50 rounds during which other processes used 0–5 % of the C
 others used more than ``FOREIGN_LIMIT`` of the cores' time; ``collect`` measures such a round again
 (``collect.rounds``), and the pages count how many were taken again and how many still ran loaded.
 """
+
 from __future__ import annotations
 
-FOREIGN_LIMIT = 0.10   # share of all cores' time used by other processes during the round
+FOREIGN_LIMIT = 0.10  # share of all cores' time used by other processes during the round
 
 
 def foreign_share(conditions: dict) -> float | None:

@@ -9,34 +9,46 @@ the same hash in every version, so the version that made it is recorded with it;
 version is not compared (the row counts still are). Files made before this have no such table: "no checksum
 recorded", never "damaged".
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 TABLE = "integrity"
-CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id VARCHAR NOT NULL, table_name VARCHAR NOT NULL, "
-          "row_count BIGINT NOT NULL, checksum VARCHAR NOT NULL, method VARCHAR NOT NULL, "
-          "PRIMARY KEY (run_id, table_name))")
+CREATE = (
+    f"CREATE TABLE IF NOT EXISTS {TABLE} (run_id VARCHAR NOT NULL, table_name VARCHAR NOT NULL, "
+    "row_count BIGINT NOT NULL, checksum VARCHAR NOT NULL, method VARCHAR NOT NULL, "
+    "PRIMARY KEY (run_id, table_name))"
+)
 
 
 def _method() -> str:
     import duckdb
+
     return f"sum of duckdb hash(row) mod 2^64, duckdb {duckdb.__version__}"
 
 
 def _tables(con) -> list[str]:
     """The tables that hold a run's rows (every one with a run_id column, but this one)."""
-    return sorted(t for (t,) in con.execute(
-        "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'run_id' AND table_schema = "
-        "'main' AND table_catalog = current_database()").fetchall() if t != TABLE)
+    return sorted(
+        t
+        for (t,) in con.execute(
+            "SELECT DISTINCT table_name FROM information_schema.columns "
+            "WHERE column_name = 'run_id' AND table_schema = "
+            "'main' AND table_catalog = current_database()"
+        ).fetchall()
+        if t != TABLE
+    )
 
 
 def measure(con, run_id: str) -> dict[str, tuple[int, str]]:
     """table -> (rows of the run, checksum of those rows)."""
     out = {}
     for t in _tables(con):
-        n, h = con.execute(f'SELECT count(*), coalesce(sum(hash(r)::HUGEINT) % 18446744073709551616, 0) '
-                           f'FROM "{t}" r WHERE run_id = ?', [run_id]).fetchone()
+        n, h = con.execute(
+            f'SELECT count(*), coalesce(sum(hash(r)::HUGEINT) % 18446744073709551616, 0) FROM "{t}" r WHERE run_id = ?',
+            [run_id],
+        ).fetchone()
         out[t] = (int(n), f"{int(h):016x}")
     return out
 
@@ -57,27 +69,35 @@ def forget(con, run_id: str) -> None:
 
 @dataclass
 class Verdict:
-    state: str                                   # "ok", "no checksum recorded", "damaged"
+    state: str  # "ok", "no checksum recorded", "damaged"
     problems: list = field(default_factory=list)  # what differs, in words
-    note: str | None = None                       # e.g. a checksum of another DuckDB version not compared
+    note: str | None = None  # e.g. a checksum of another DuckDB version not compared
 
     @property
     def damaged(self) -> bool:
         return self.state == "damaged"
 
     def line(self) -> str:
-        text = {"ok": "every table holds the rows recorded at the run's end",
-                "no checksum recorded": "no checksum recorded (a file made before rtreport recorded one, or a "
-                                        "run still going or killed before its session ended)",
-                "damaged": "damaged: " + "; ".join(self.problems)}[self.state]
+        text = {
+            "ok": "every table holds the rows recorded at the run's end",
+            "no checksum recorded": "no checksum recorded (a file made before rtreport recorded one, or a "
+            "run still going or killed before its session ended)",
+            "damaged": "damaged: " + "; ".join(self.problems),
+        }[self.state]
         return text + (f" ({self.note})" if self.note else "")
 
 
 def verify(con, run_id: str) -> Verdict:
     """The run's rows now against those recorded when its last session ended."""
     tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    recorded = con.execute(f"SELECT table_name, row_count, checksum, method FROM {TABLE} WHERE run_id = ? "
-                           "ORDER BY table_name", [run_id]).fetchall() if TABLE in tables else []
+    recorded = (
+        con.execute(
+            f"SELECT table_name, row_count, checksum, method FROM {TABLE} WHERE run_id = ? ORDER BY table_name",
+            [run_id],
+        ).fetchall()
+        if TABLE in tables
+        else []
+    )
     if not recorded:
         return Verdict("no checksum recorded")
     now, method, problems, note = measure(con, run_id), _method(), [], None
@@ -90,7 +110,9 @@ def verify(con, run_id: str) -> Verdict:
             if made_by == method:
                 problems.append(f"table {t} holds {n:,} rows as recorded, but their contents differ (checksum)")
             else:
-                note = f"checksums made by {made_by.rsplit(', ', 1)[-1]} are not compared by {method.rsplit(', ', 1)[-1]}"
+                note = (
+                    f"checksums made by {made_by.rsplit(', ', 1)[-1]} are not compared by {method.rsplit(', ', 1)[-1]}"
+                )
     extra = sorted(t for t in set(now) - {t for t, *_ in recorded} if now[t][0])
     problems += [f"table {t} holds rows added after the run's end" for t in extra]
     return Verdict("damaged" if problems else "ok", problems, note)

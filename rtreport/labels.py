@@ -1,4 +1,5 @@
 """Run labels: the user's own text, in any script, on every page; an ASCII slug only for URLs and file names."""
+
 from __future__ import annotations
 
 import hashlib

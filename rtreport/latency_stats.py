@@ -29,6 +29,7 @@ measurements that happen to agree closely). With one measurement (one process on
 between measurements to go on: the interval is the rounds' own (``t(n−1) · s / √n``), which a fresh process can
 leave (``benchmarks/latency_coverage.py``), so no gate decides on it, and there is no next-measurement interval.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,9 +40,38 @@ CONFIDENCE = 0.95
 STATISTICS = {"p50": 50, "p95": 95}
 
 # Student t quantiles t(0.975, df) for df = 1..30 (rounded to 3 decimals).
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045,
-         2.042]
+_T975 = [
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+]
 
 
 def t975(df: int) -> float:
@@ -51,7 +81,7 @@ def t975(df: int) -> float:
     if df <= len(_T975):
         return _T975[df - 1]
     z = 1.959964
-    return z + (z ** 3 + z) / (4 * df)   # Cornish–Fisher's first term: within 0.01 % of t for df > 30
+    return z + (z**3 + z) / (4 * df)  # Cornish–Fisher's first term: within 0.01 % of t for df > 30
 
 
 def round_statistic(seconds, statistic: str) -> float:
@@ -62,7 +92,7 @@ def round_statistic(seconds, statistic: str) -> float:
 def per_round(rounds: dict, statistic: str) -> dict:
     """``rounds``: round id -> (repeat, seconds). Returns round id -> (repeat, statistic in ms)."""
     values = {k: (rep, round_statistic(s, statistic)) for k, (rep, s) in rounds.items() if np.size(s)}
-    return {k: v for k, v in values.items() if v[1] > 0}   # a zero-time round (a broken clock) has no logarithm
+    return {k: v for k, v in values.items() if v[1] > 0}  # a zero-time round (a broken clock) has no logarithm
 
 
 def paired_ratios(candidate: dict, baseline: dict, statistic: str) -> dict:
@@ -121,12 +151,24 @@ def interval(values: dict, boots: dict | None = None) -> dict | None:
         half, half_next, level = t_rounds * sd_rounds / math.sqrt(n), None, "rounds"
     repeats = len({int(rep or 0) for rep, _ in values.values()}) - 1
     raw = np.exp(logs)
-    return {"value": math.exp(center), "low": math.exp(center - half), "high": math.exp(center + half),
-            "next_low": None if half_next is None else math.exp(center - half_next),
-            "next_high": None if half_next is None else math.exp(center + half_next),
-            "rounds": int(n), "measurements": k, "groups": k, "repeats": repeats, "boots": k if by_boot else None,
-            "sd": sd, "df": df, "level": level, "below": int((raw < 1).sum()), "above": int((raw > 1).sum()),
-            "group_values": [math.exp(float(m)) for m in means]}
+    return {
+        "value": math.exp(center),
+        "low": math.exp(center - half),
+        "high": math.exp(center + half),
+        "next_low": None if half_next is None else math.exp(center - half_next),
+        "next_high": None if half_next is None else math.exp(center + half_next),
+        "rounds": int(n),
+        "measurements": k,
+        "groups": k,
+        "repeats": repeats,
+        "boots": k if by_boot else None,
+        "sd": sd,
+        "df": df,
+        "level": level,
+        "below": int((raw < 1).sum()),
+        "above": int((raw > 1).sum()),
+        "group_values": [math.exp(float(m)) for m in means],
+    }
 
 
 def runtime_interval(rounds: dict, statistic: str, **kw) -> dict | None:
@@ -177,6 +219,6 @@ def shift(before: dict | None, after: dict | None) -> str | None:
     diff = float(b.mean() - a.mean())
     if va + vb == 0:
         return "same" if diff == 0 else "slower" if diff > 0 else "faster"
-    df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
     half = t975(max(1, math.floor(df))) * math.sqrt(va + vb)
     return "slower" if diff > half else "faster" if diff < -half else "same"

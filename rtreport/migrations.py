@@ -1,5 +1,6 @@
 """Older run files read in the current schema (``upgrade`` copies a file's rows through these into an
 in-memory database): schema 1 (files written before 2026-12) and schema 2 (before the repeats' tables)."""
+
 from __future__ import annotations
 
 import json
@@ -9,10 +10,26 @@ from .schema import APPLICATION, SCHEMA_VERSION, V2_TABLES, ddl, seeds_sha256
 # -- schema 1 (files written before 2026-12) ------------------------------------------------------------
 
 # Schema 1 kept the report order in rtreport's own code; these were its runtimes, in that order.
-V1_ORDER = ["torch-cpu-fp32", "ort-cpu-fp32", "torch-cuda-fp32", "torch-cuda-fp32-graph", "torch-cuda-fp16",
-            "torch-cuda-fp16-graph", "torch-cuda-fp32-compile", "torch-cuda-fp16-compile", "ort-cuda-fp32",
-            "ort-cuda-fp32-graph", "ort-cuda-fp16", "ort-cuda-fp16-graph", "trt-fp32", "trt-fp32-graph", "trt-fp16",
-            "trt-fp16-graph", "ort-trt-fp32", "ort-trt-fp16"]
+V1_ORDER = [
+    "torch-cpu-fp32",
+    "ort-cpu-fp32",
+    "torch-cuda-fp32",
+    "torch-cuda-fp32-graph",
+    "torch-cuda-fp16",
+    "torch-cuda-fp16-graph",
+    "torch-cuda-fp32-compile",
+    "torch-cuda-fp16-compile",
+    "ort-cuda-fp32",
+    "ort-cuda-fp32-graph",
+    "ort-cuda-fp16",
+    "ort-cuda-fp16-graph",
+    "trt-fp32",
+    "trt-fp32-graph",
+    "trt-fp16",
+    "trt-fp16-graph",
+    "ort-trt-fp32",
+    "ort-trt-fp16",
+]
 V1_LIBRARY_KEYS = ("torch", "onnxruntime", "tensorrt", "triton", "cuda", "cudnn")
 
 
@@ -22,8 +39,10 @@ def numerics_from_v1(details: dict) -> dict:
     if isinstance(tf32, dict) and "use_tf32" in tf32:
         return {"tf32": "on" if str(tf32["use_tf32"]) == "1" else "off", "switches": {"use_tf32": tf32["use_tf32"]}}
     if isinstance(tf32, dict) and {"matmul", "cudnn"} <= set(tf32):
-        return {"tf32": "on" if tf32["matmul"] or tf32["cudnn"] else "off",
-                "switches": {"matmul": tf32["matmul"], "cudnn": tf32["cudnn"]}}
+        return {
+            "tf32": "on" if tf32["matmul"] or tf32["cudnn"] else "off",
+            "switches": {"matmul": tf32["matmul"], "cudnn": tf32["cudnn"]},
+        }
     if isinstance(tf32, str):
         if "CPU" in tf32:
             return {"tf32": "not-applicable"}
@@ -37,8 +56,14 @@ def numerics_from_v1(details: dict) -> dict:
 
 
 def _from_v1(mem) -> None:
-    environment = {"torch": "torch_version", "onnxruntime": "onnxruntime_version", "tensorrt": "tensorrt_version",
-                   "ale-py": "ale_py_version", "gymnasium": "gymnasium_version", "numpy": "numpy_version"}
+    environment = {
+        "torch": "torch_version",
+        "onnxruntime": "onnxruntime_version",
+        "tensorrt": "tensorrt_version",
+        "ale-py": "ale_py_version",
+        "gymnasium": "gymnasium_version",
+        "numpy": "numpy_version",
+    }
     env_sql = "json_object(" + ", ".join(f"'{k}', {v}" for k, v in environment.items()) + ")"
     mem.execute(f"""
         INSERT INTO runs SELECT run_id, label, started_at, finished_at, status, status_detail, profile, host, os, cpu,
@@ -49,18 +74,31 @@ def _from_v1(mem) -> None:
         seeds = json.loads(settings or "{}").get("seeds")
         if seeds is not None:
             mem.execute("UPDATE runs SET seeds_sha256 = ? WHERE run_id = ?", [seeds_sha256(seeds), run_id])
-    rows = mem.execute("SELECT run_id, runtime_id, title, framework, device, precision, variant, status, reason, "
-                       "artifact_path, artifact_bytes, prepare_seconds, details FROM src.runtimes").fetchall()
+    rows = mem.execute(
+        "SELECT run_id, runtime_id, title, framework, device, precision, variant, status, reason, "
+        "artifact_path, artifact_bytes, prepare_seconds, details FROM src.runtimes"
+    ).fetchall()
     for r in rows:
         details = json.loads(r[12]) if r[12] else {}
         libraries = {k: details.pop(k) for k in V1_LIBRARY_KEYS if details.get(k) is not None}
         numerics = numerics_from_v1(details)
         details.pop("tf32", None)
         position = V1_ORDER.index(r[1]) if r[1] in V1_ORDER else len(V1_ORDER)
-        mem.execute("INSERT INTO runtimes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [r[0], r[1], position, *r[2:12], json.dumps(libraries, sort_keys=True),
-                     json.dumps(numerics, sort_keys=True), json.dumps(details, sort_keys=True)])
-    mem.execute("INSERT INTO latency SELECT run_id, runtime_id, kind, batch_size, 0, iteration, seconds FROM src.latency")
+        mem.execute(
+            "INSERT INTO runtimes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                r[0],
+                r[1],
+                position,
+                *r[2:12],
+                json.dumps(libraries, sort_keys=True),
+                json.dumps(numerics, sort_keys=True),
+                json.dumps(details, sort_keys=True),
+            ],
+        )
+    mem.execute(
+        "INSERT INTO latency SELECT run_id, runtime_id, kind, batch_size, 0, iteration, seconds FROM src.latency"
+    )
     mem.execute("INSERT INTO state_q SELECT run_id, runtime_id, state_index, q_values, action FROM src.state_q")
     mem.execute("""
         INSERT INTO episodes SELECT e.run_id, e.runtime_id, e.seed, e.score, e.steps, e.truncated, e.step_cap,
@@ -68,8 +106,10 @@ def _from_v1(mem) -> None:
         FROM src.episodes e LEFT JOIN (
             SELECT run_id, runtime_id, seed, list(TRY_CAST(action AS UTINYINT) ORDER BY step) AS actions
             FROM src.actions GROUP BY ALL) a USING (run_id, runtime_id, seed)""")
-    mem.execute("INSERT INTO sessions SELECT run_id, 0, started_at, finished_at, status, status_detail, NULL, "
-                "rtreport_version, host FROM src.runs")
+    mem.execute(
+        "INSERT INTO sessions SELECT run_id, 0, started_at, finished_at, status, status_detail, NULL, "
+        "rtreport_version, host FROM src.runs"
+    )
 
 
 def _from_v2(mem) -> None:
@@ -95,7 +135,8 @@ def upgrade(path: str, version: int):
         MIGRATIONS[version](mem)
     finally:
         mem.execute("DETACH src")
-    mem.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION),
-                                                        ("schema_version", str(SCHEMA_VERSION)),
-                                                        ("migrated_from", str(version))])
+    mem.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION)), ("migrated_from", str(version))],
+    )
     return mem

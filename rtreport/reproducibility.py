@@ -1,6 +1,7 @@
 """Whether a runtime's decisions reproduce between processes: the fixed states' Q-values that a repeat computed
 in a fresh process (``repeat_state_q``) against the run's first measurement (``state_q``), bit for bit.
 Pure functions over plain rows; no I/O."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,9 +11,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Reproduction:
-    states: int          # fixed states measured both times
-    q_differ: int        # states whose Q-values differ in at least one bit
-    action_differ: int   # states whose greedy action (argmax, ties to the lowest index) differs
+    states: int  # fixed states measured both times
+    q_differ: int  # states whose Q-values differ in at least one bit
+    action_differ: int  # states whose greedy action (argmax, ties to the lowest index) differs
 
     @property
     def identical(self) -> bool:
@@ -51,11 +52,13 @@ def in_words(r: Reproduction) -> str:
         return "no fixed state to compare"
     if r.identical:
         return f"bit for bit the first measurement's Q-values on all {r.states} fixed states"
-    return (f"Q-values differ from the first measurement's on {r.q_differ} of {r.states} fixed states, "
-            f"the action on {r.action_differ}: not reproducible")
+    return (
+        f"Q-values differ from the first measurement's on {r.q_differ} of {r.states} fixed states, "
+        f"the action on {r.action_differ}: not reproducible"
+    )
 
 
-MIN_FRESH_PROCESSES = 2   # repeats that must agree bit for bit before a runtime is called reproducible
+MIN_FRESH_PROCESSES = 2  # repeats that must agree bit for bit before a runtime is called reproducible
 
 
 def cache_at_start(details_by_runtime: dict) -> int | None:
@@ -89,8 +92,23 @@ def standing(first: dict, again: dict, compiled: bool, carried: dict) -> dict | 
     differing = [k for k, r in per.items() if not r.identical]
     fresh = [k for k in per if not compiled or carried.get(k) == 0]
     verdict = False if differing else True if len(fresh) >= MIN_FRESH_PROCESSES else None
-    return {"reproducible": verdict, "repeats": len(per), "fresh": len(fresh), "needed": MIN_FRESH_PROCESSES,
-            "compiled": compiled, "differing_repeats": len(differing), "states": min(r.states for r in per.values()),
-            "q_differ": worst.q_differ, "action_differ": worst.action_differ,
-            "per_repeat": {k: {"states": r.states, "q_differ": r.q_differ, "action_differ": r.action_differ,
-                               "cache_files_at_start": carried.get(k)} for k, r in per.items()}}
+    return {
+        "reproducible": verdict,
+        "repeats": len(per),
+        "fresh": len(fresh),
+        "needed": MIN_FRESH_PROCESSES,
+        "compiled": compiled,
+        "differing_repeats": len(differing),
+        "states": min(r.states for r in per.values()),
+        "q_differ": worst.q_differ,
+        "action_differ": worst.action_differ,
+        "per_repeat": {
+            k: {
+                "states": r.states,
+                "q_differ": r.q_differ,
+                "action_differ": r.action_differ,
+                "cache_files_at_start": carried.get(k),
+            }
+            for k, r in per.items()
+        },
+    }

@@ -5,6 +5,7 @@ large tables (``UNINDEXED``), whose key ``site_gen.validate`` checks when a file
 schema are read through ``upgrade``, which copies them into an in-memory database of the current schema
 (the file itself is never changed). docs/duckdb-schema.md explains every column.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -12,102 +13,262 @@ import json
 
 APPLICATION = "rtreport"
 SCHEMA_VERSION = 3
-CONTINUABLE = (2, 3)   # versions collect --resume / --repeat continue (upgraded in place: tables added)
+CONTINUABLE = (2, 3)  # versions collect --resume / --repeat continue (upgraded in place: tables added)
 
 # table -> (columns, primary key). Types are DuckDB's.
 TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
     "meta": ([("key", "VARCHAR"), ("value", "VARCHAR NOT NULL")], ("key",)),
-    "runs": ([
-        ("run_id", "VARCHAR"), ("label", "VARCHAR NOT NULL"),
-        ("started_at", "TIMESTAMP NOT NULL"), ("finished_at", "TIMESTAMP"),          # UTC
-        ("status", "VARCHAR NOT NULL"), ("status_detail", "VARCHAR"),               # running|complete|incomplete
-        ("profile", "VARCHAR NOT NULL"),                                              # full|quick
-        ("host", "VARCHAR"), ("os", "VARCHAR"), ("cpu", "VARCHAR"), ("cpu_count", "INTEGER"),
-        ("gpu_name", "VARCHAR"), ("gpu_driver", "VARCHAR"), ("cuda_version", "VARCHAR"),
-        ("python_version", "VARCHAR"),
-        ("environment", "JSON"),           # {distribution: version} of every library the run could use
-        ("rtreport_version", "VARCHAR"), ("code_version", "VARCHAR"), ("code_hash", "VARCHAR"),
-        ("model_path", "VARCHAR"), ("model_format", "VARCHAR"), ("model_sha256", "VARCHAR"),
-        ("num_actions", "INTEGER"),
-        ("fixed_states_sha256", "VARCHAR"), ("seeds_sha256", "VARCHAR"),
-        ("reference_runtime", "VARCHAR"), ("eval_epsilon", "DOUBLE"),
-        ("protocol", "JSON"), ("settings", "JSON"),
-    ], ("run_id",)),
-    "runtimes": ([
-        ("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("position", "INTEGER"),   # report order
-        ("title", "VARCHAR"), ("framework", "VARCHAR"), ("device", "VARCHAR"), ("precision", "VARCHAR"),
-        ("variant", "VARCHAR"),
-        ("status", "VARCHAR NOT NULL"), ("reason", "VARCHAR"),                       # available|failed|unavailable
-        ("artifact_path", "VARCHAR"), ("artifact_bytes", "BIGINT"), ("prepare_seconds", "DOUBLE"),
-        ("libraries", "JSON"),    # {library: version} this runtime ran on
-        ("numerics", "JSON"),     # {"tf32": "off"|"on"|"not-applicable"|"by-types"|"default", "switches": {...}}
-        ("details", "JSON"),      # anything else the runner says about itself
-    ], ("run_id", "runtime_id")),
-    "latency": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("kind", "VARCHAR"), ("batch_size", "INTEGER"),
-                 ("round", "INTEGER"), ("iteration", "INTEGER"), ("seconds", "DOUBLE")],
-                ("run_id", "runtime_id", "kind", "batch_size", "round", "iteration")),
-    "state_q": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("state_index", "INTEGER"),
-                 ("q_values", "FLOAT[]"), ("action", "INTEGER")], ("run_id", "runtime_id", "state_index")),
-    "episodes": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("score", "DOUBLE"),
-                  ("steps", "INTEGER"), ("truncated", "BOOLEAN"), ("step_cap", "INTEGER"), ("seconds", "DOUBLE"),
-                  ("actions", "UTINYINT[]"),
-                  # NULL: played by this runtime. Else the runtime whose played episode this is, established
-                  # without replaying it: this runtime took that runtime's greedy action at every step of it.
-                  ("source", "VARCHAR"),
-                  ("margin_counts", "INTEGER[]")],   # played episodes: decisions per top-two margin bin
-                 ("run_id", "runtime_id", "seed")),
+    "runs": (
+        [
+            ("run_id", "VARCHAR"),
+            ("label", "VARCHAR NOT NULL"),
+            ("started_at", "TIMESTAMP NOT NULL"),
+            ("finished_at", "TIMESTAMP"),  # UTC
+            ("status", "VARCHAR NOT NULL"),
+            ("status_detail", "VARCHAR"),  # running|complete|incomplete
+            ("profile", "VARCHAR NOT NULL"),  # full|quick
+            ("host", "VARCHAR"),
+            ("os", "VARCHAR"),
+            ("cpu", "VARCHAR"),
+            ("cpu_count", "INTEGER"),
+            ("gpu_name", "VARCHAR"),
+            ("gpu_driver", "VARCHAR"),
+            ("cuda_version", "VARCHAR"),
+            ("python_version", "VARCHAR"),
+            ("environment", "JSON"),  # {distribution: version} of every library the run could use
+            ("rtreport_version", "VARCHAR"),
+            ("code_version", "VARCHAR"),
+            ("code_hash", "VARCHAR"),
+            ("model_path", "VARCHAR"),
+            ("model_format", "VARCHAR"),
+            ("model_sha256", "VARCHAR"),
+            ("num_actions", "INTEGER"),
+            ("fixed_states_sha256", "VARCHAR"),
+            ("seeds_sha256", "VARCHAR"),
+            ("reference_runtime", "VARCHAR"),
+            ("eval_epsilon", "DOUBLE"),
+            ("protocol", "JSON"),
+            ("settings", "JSON"),
+        ],
+        ("run_id",),
+    ),
+    "runtimes": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("position", "INTEGER"),  # report order
+            ("title", "VARCHAR"),
+            ("framework", "VARCHAR"),
+            ("device", "VARCHAR"),
+            ("precision", "VARCHAR"),
+            ("variant", "VARCHAR"),
+            ("status", "VARCHAR NOT NULL"),
+            ("reason", "VARCHAR"),  # available|failed|unavailable
+            ("artifact_path", "VARCHAR"),
+            ("artifact_bytes", "BIGINT"),
+            ("prepare_seconds", "DOUBLE"),
+            ("libraries", "JSON"),  # {library: version} this runtime ran on
+            ("numerics", "JSON"),  # {"tf32": "off"|"on"|"not-applicable"|"by-types"|"default", "switches": {...}}
+            ("details", "JSON"),  # anything else the runner says about itself
+        ],
+        ("run_id", "runtime_id"),
+    ),
+    "latency": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("kind", "VARCHAR"),
+            ("batch_size", "INTEGER"),
+            ("round", "INTEGER"),
+            ("iteration", "INTEGER"),
+            ("seconds", "DOUBLE"),
+        ],
+        ("run_id", "runtime_id", "kind", "batch_size", "round", "iteration"),
+    ),
+    "state_q": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("state_index", "INTEGER"),
+            ("q_values", "FLOAT[]"),
+            ("action", "INTEGER"),
+        ],
+        ("run_id", "runtime_id", "state_index"),
+    ),
+    "episodes": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("seed", "BIGINT"),
+            ("score", "DOUBLE"),
+            ("steps", "INTEGER"),
+            ("truncated", "BOOLEAN"),
+            ("step_cap", "INTEGER"),
+            ("seconds", "DOUBLE"),
+            ("actions", "UTINYINT[]"),
+            # NULL: played by this runtime. Else the runtime whose played episode this is, established
+            # without replaying it: this runtime took that runtime's greedy action at every step of it.
+            ("source", "VARCHAR"),
+            ("margin_counts", "INTEGER[]"),
+        ],  # played episodes: decisions per top-two margin bin
+        ("run_id", "runtime_id", "seed"),
+    ),
     # Latency rounds: when each round of each runtime ran, in what order, in which phase of the run or repeat,
     # and the host's and GPU's state then.
-    "rounds": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("round", "INTEGER"), ("position", "INTEGER"),
-                ("started_at", "TIMESTAMP"), ("conditions", "JSON")], ("run_id", "runtime_id", "round")),
+    "rounds": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("round", "INTEGER"),
+            ("position", "INTEGER"),
+            ("started_at", "TIMESTAMP"),
+            ("conditions", "JSON"),
+        ],
+        ("run_id", "runtime_id", "round"),
+    ),
     # Shadow evaluation: a runtime shown every observation of an episode another runtime (the driver) played.
-    "shadow": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("driver", "VARCHAR"),
-                ("decisions", "INTEGER"), ("same", "INTEGER"), ("first_flip", "INTEGER"),
-                ("complete", "BOOLEAN")],          # false: stopped at the first flip (identity check only)
-               ("run_id", "runtime_id", "seed", "driver")),
+    "shadow": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("seed", "BIGINT"),
+            ("driver", "VARCHAR"),
+            ("decisions", "INTEGER"),
+            ("same", "INTEGER"),
+            ("first_flip", "INTEGER"),
+            ("complete", "BOOLEAN"),
+        ],  # false: stopped at the first flip (identity check only)
+        ("run_id", "runtime_id", "seed", "driver"),
+    ),
     # Every flip against the reference's greedy action along the reference's episodes.
-    "flips": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("step", "INTEGER"),
-               ("reference_action", "UTINYINT"), ("action", "UTINYINT"), ("reference_margin", "DOUBLE"),
-               ("margin", "DOUBLE")], ("run_id", "runtime_id", "seed", "step")),
+    "flips": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("seed", "BIGINT"),
+            ("step", "INTEGER"),
+            ("reference_action", "UTINYINT"),
+            ("action", "UTINYINT"),
+            ("reference_margin", "DOUBLE"),
+            ("margin", "DOUBLE"),
+        ],
+        ("run_id", "runtime_id", "seed", "step"),
+    ),
     # What a decision costs: per runtime, the profiler's kernels and copies over a sample of decisions …
-    "kernels": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("name", "VARCHAR"), ("kind", "VARCHAR"),
-                 ("calls", "INTEGER"), ("seconds", "DOUBLE"), ("decisions", "INTEGER")],   # kernel|memcpy_htod|…
-                ("run_id", "runtime_id", "name", "kind")),
+    "kernels": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("name", "VARCHAR"),
+            ("kind", "VARCHAR"),
+            ("calls", "INTEGER"),
+            ("seconds", "DOUBLE"),
+            ("decisions", "INTEGER"),
+        ],  # kernel|memcpy_htod|…
+        ("run_id", "runtime_id", "name", "kind"),
+    ),
     # … memory added by preparing it, energy per decision and the power around it …
-    "resources": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("kind", "VARCHAR"), ("value", "DOUBLE"),
-                   ("unit", "VARCHAR"), ("method", "VARCHAR")], ("run_id", "runtime_id", "kind")),
+    "resources": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("kind", "VARCHAR"),
+            ("value", "DOUBLE"),
+            ("unit", "VARCHAR"),
+            ("method", "VARCHAR"),
+        ],
+        ("run_id", "runtime_id", "kind"),
+    ),
     # … and the floor under any GPU decision: a 28 KB copy in and a 16 B copy out.
-    "floors": ([("run_id", "VARCHAR"), ("kind", "VARCHAR"), ("iteration", "INTEGER"), ("seconds", "DOUBLE")],
-               ("run_id", "kind", "iteration")),
+    "floors": (
+        [("run_id", "VARCHAR"), ("kind", "VARCHAR"), ("iteration", "INTEGER"), ("seconds", "DOUBLE")],
+        ("run_id", "kind", "iteration"),
+    ),
     # Each command that wrote to the run: the first, and every --resume.
-    "sessions": ([("run_id", "VARCHAR"), ("session", "INTEGER"), ("started_at", "TIMESTAMP"),
-                  ("finished_at", "TIMESTAMP"), ("status", "VARCHAR"), ("detail", "VARCHAR"),
-                  ("code_hash", "VARCHAR"), ("rtreport_version", "VARCHAR"), ("host", "VARCHAR")],
-                 ("run_id", "session")),
+    "sessions": (
+        [
+            ("run_id", "VARCHAR"),
+            ("session", "INTEGER"),
+            ("started_at", "TIMESTAMP"),
+            ("finished_at", "TIMESTAMP"),
+            ("status", "VARCHAR"),
+            ("detail", "VARCHAR"),
+            ("code_hash", "VARCHAR"),
+            ("rtreport_version", "VARCHAR"),
+            ("host", "VARCHAR"),
+        ],
+        ("run_id", "session"),
+    ),
     # Schema 3: repeats (collect --repeat), short re-measurements of a complete run in fresh processes: when, by
     # which session, on what machine and software; their latency rounds go to latency/rounds (conditions.repeat) …
-    "repeats": ([("run_id", "VARCHAR"), ("repeat", "INTEGER"), ("session", "INTEGER"), ("started_at", "TIMESTAMP"),
-                 ("finished_at", "TIMESTAMP"), ("machine", "JSON"), ("runtimes", "JSON")], ("run_id", "repeat")),
+    "repeats": (
+        [
+            ("run_id", "VARCHAR"),
+            ("repeat", "INTEGER"),
+            ("session", "INTEGER"),
+            ("started_at", "TIMESTAMP"),
+            ("finished_at", "TIMESTAMP"),
+            ("machine", "JSON"),
+            ("runtimes", "JSON"),
+        ],
+        ("run_id", "repeat"),
+    ),
     # … and the fixed states' Q-values each repeat computed, to compare bit for bit with state_q.
-    "repeat_state_q": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("repeat", "INTEGER"),
-                        ("state_index", "INTEGER"), ("q_values", "FLOAT[]"), ("action", "INTEGER")],
-                       ("run_id", "runtime_id", "repeat", "state_index")),
+    "repeat_state_q": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("repeat", "INTEGER"),
+            ("state_index", "INTEGER"),
+            ("q_values", "FLOAT[]"),
+            ("action", "INTEGER"),
+        ],
+        ("run_id", "runtime_id", "repeat", "state_index"),
+    ),
     # … and where play's time went: each play process's running totals at the end of each look (collect.play.timing;
     # process 0 is the main process), so a look's share is the difference between two looks' rows.
-    "play_time": ([("run_id", "VARCHAR"), ("session", "INTEGER"), ("look", "INTEGER"), ("process", "INTEGER"),
-                   ("component", "VARCHAR"), ("calls", "BIGINT"), ("seconds", "DOUBLE")],
-                  ("run_id", "session", "look", "process", "component")),
+    "play_time": (
+        [
+            ("run_id", "VARCHAR"),
+            ("session", "INTEGER"),
+            ("look", "INTEGER"),
+            ("process", "INTEGER"),
+            ("component", "VARCHAR"),
+            ("calls", "BIGINT"),
+            ("seconds", "DOUBLE"),
+        ],
+        ("run_id", "session", "look", "process", "component"),
+    ),
     # … and, per game, each runtime whose decisions its twin (its CUDA-graph capture: ``collect.play.twins``)
     # computed, how many the runtime recomputed itself and how many of those differed in any bit.
-    "twins": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("seed", "BIGINT"), ("driver", "VARCHAR"),
-               ("twin", "VARCHAR"), ("decisions", "INTEGER"), ("checked", "INTEGER"), ("differing", "INTEGER")],
-              ("run_id", "runtime_id", "seed", "driver")),
+    "twins": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("seed", "BIGINT"),
+            ("driver", "VARCHAR"),
+            ("twin", "VARCHAR"),
+            ("decisions", "INTEGER"),
+            ("checked", "INTEGER"),
+            ("differing", "INTEGER"),
+        ],
+        ("run_id", "runtime_id", "seed", "driver"),
+    ),
     # … and latency rounds measured again because other processes loaded the host while they ran
     # (``rtreport.host_load``): each superseded attempt's samples and conditions, kept as measured; the round in
     # ``rounds`` and ``latency`` is the attempt that counts (its conditions say how many attempts came before it).
-    "retaken": ([("run_id", "VARCHAR"), ("runtime_id", "VARCHAR"), ("round", "INTEGER"), ("attempt", "INTEGER"),
-                 ("started_at", "TIMESTAMP"), ("conditions", "JSON"), ("seconds", "DOUBLE[]")],
-                ("run_id", "runtime_id", "round", "attempt")),
+    "retaken": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("round", "INTEGER"),
+            ("attempt", "INTEGER"),
+            ("started_at", "TIMESTAMP"),
+            ("conditions", "JSON"),
+            ("seconds", "DOUBLE[]"),
+        ],
+        ("run_id", "runtime_id", "round", "attempt"),
+    ),
 }
 # Tables whose key is not a DuckDB PRIMARY KEY: an index (an ART) over their rows took more room than the rows
 # themselves (the H200 file: 19.7 MB with them, 14.7 MB without; its 302,600 latency rows are 2 MB). Their writers
@@ -165,8 +326,9 @@ def upgrade_in_place(con) -> None:
 
 def create(con) -> None:
     con.execute(ddl())
-    con.executemany("INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION),
-                                                        ("schema_version", str(SCHEMA_VERSION))])
+    con.executemany(
+        "INSERT INTO meta VALUES (?, ?)", [("application", APPLICATION), ("schema_version", str(SCHEMA_VERSION))]
+    )
 
 
 def repack(source, dest) -> dict[str, int]:
@@ -188,8 +350,9 @@ def repack(source, dest) -> dict[str, int]:
         version = str(tags.get("storage_version") or "v1.0.0").rstrip("+")
         con.execute(f"ATTACH {quoted(dest)} AS dst (STORAGE_VERSION '{version}')")
         con.execute("USE dst")
-        have = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'")
-                .fetchall()]
+        have = [
+            t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()
+        ]
         for table, statement in create_statements().items():
             if table in have:
                 con.execute(statement)
@@ -197,7 +360,7 @@ def repack(source, dest) -> dict[str, int]:
         for table in have:
             if table == integrity.TABLE:
                 con.execute(integrity.CREATE)
-            elif table not in TABLES:   # a table this code does not know: its columns as the source has them
+            elif table not in TABLES:  # a table this code does not know: its columns as the source has them
                 con.execute(f'CREATE TABLE "{table}" AS SELECT * FROM src."{table}" WITH NO DATA')
             con.execute(f'INSERT INTO "{table}" SELECT * FROM src."{table}"')
             copied[table] = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]

@@ -13,6 +13,7 @@ Every probability of the design is computed exactly (to 1e-5 and better) by recu
 numpy only: ``crossing`` is the one engine; boundaries, the bias-adjusted estimate and conditional power
 (``rtreport.after_stopping``) are all root-finding on it.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,8 +21,8 @@ import math
 
 import numpy as np
 
-ALPHA = 0.025          # one-sided, each direction (= the two sides of a 95 % interval)
-GRID = 32              # Jennison & Turnbull's r: 6r − 1 grid points a look; the error falls as r⁻⁴ (< 1e-7 here)
+ALPHA = 0.025  # one-sided, each direction (= the two sides of a 95 % interval)
+GRID = 32  # Jennison & Turnbull's r: 6r − 1 grid points a look; the error falls as r⁻⁴ (< 1e-7 here)
 
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
@@ -60,8 +61,9 @@ def _grid(mean: float, scale: float, low: float, high: float, r: int):
     mean and log-spaced out to ±(3 + 4 log r) sd, trimmed to the continuation region [low, high]; midpoints
     added and Simpson's weights. Returns (points, weights)."""
     i = np.arange(1, 6 * r, dtype=float)
-    x = mean + scale * np.where(i < r, -3 - 4 * np.log(r / i),
-                                np.where(i <= 5 * r, -3 + 3 * (i - r) / (2 * r), 3 + 4 * np.log(r / (6 * r - i))))
+    x = mean + scale * np.where(
+        i < r, -3 - 4 * np.log(r / i), np.where(i <= 5 * r, -3 + 3 * (i - r) / (2 * r), 3 + 4 * np.log(r / (6 * r - i)))
+    )
     lo, hi = max(low, x[0]), min(high, x[-1])
     if lo >= hi:
         return np.array([lo]), np.array([0.0])
@@ -87,16 +89,17 @@ def crossing(low, high, info, theta: float = 0.0, start: tuple = (0.0, 0.0), r: 
     for k, i_k in enumerate(info):
         i_k = float(i_k)
         step = i_k - i_prev
-        drift = points * math.sqrt(i_prev) + theta * step      # S_{k-1} + θΔ for each grid point
+        drift = points * math.sqrt(i_prev) + theta * step  # S_{k-1} + θΔ for each grid point
         sd = math.sqrt(step)
         upper.append(float(mass @ _upper((high[k] * math.sqrt(i_k) - drift) / sd)))
         lower.append(float(mass @ _phi((low[k] * math.sqrt(i_k) - drift) / sd)) if low[k] > -np.inf else 0.0)
         if k + 1 < len(info):
             # Z_k's mean and sd given the start (θ√I_k and 1 from the beginning)
-            new, w = _grid((s_0 + theta * (i_k - i_0)) / math.sqrt(i_k), math.sqrt((i_k - i_0) / i_k),
-                           low[k], high[k], r)
+            new, w = _grid(
+                (s_0 + theta * (i_k - i_0)) / math.sqrt(i_k), math.sqrt((i_k - i_0) / i_k), low[k], high[k], r
+            )
             u = (new[:, None] * math.sqrt(i_k) - drift[None, :]) / sd
-            density = np.exp(-u ** 2 / 2) @ mass * math.sqrt(i_k) / (sd * math.sqrt(2 * math.pi))
+            density = np.exp(-(u**2) / 2) @ mass * math.sqrt(i_k) / (sd * math.sqrt(2 * math.pi))
             points, mass = new, density * w
         i_prev = i_k
     return upper, lower
@@ -121,7 +124,8 @@ def _boundaries(fractions: tuple, alpha: float, sides: int = 2, r: int = GRID) -
         known = [-c if sides == 2 else -math.inf for c in out]
 
         def tail(c):
-            return crossing(known + [-math.inf], out + [c], fractions[:k + 1], r=r)[0][-1]
+            return crossing(known + [-math.inf], out + [c], fractions[: k + 1], r=r)[0][-1]
+
         lo, hi = 0.0, 40.0
         while hi - lo > 1e-10:
             mid = (lo + hi) / 2
@@ -153,7 +157,7 @@ def mean_scale(looks, sd: float, margin: float, alpha: float = ALPHA):
     Z_k = mean_k √I_k (drift μ), and the look's stopping bounds on Z_k: non-inferior at Z_k ≥ c_k − margin √I_k,
     inferior at Z_k < −c_k − margin √I_k. Returns (info, low, high) as arrays."""
     c = np.array(boundaries([n / looks[-1] for n in looks], alpha))
-    info = np.asarray(looks, float) / sd ** 2
+    info = np.asarray(looks, float) / sd**2
     return info, -c - margin * np.sqrt(info), c - margin * np.sqrt(info)
 
 
@@ -164,15 +168,31 @@ def exact_power(sd: float, margin: float, looks, true_difference: float = 0.0, a
     return float(sum(crossing(low, high, info, true_difference)[0]))
 
 
-def design_power(sd: float, margin: float, looks, true_difference: float = 0.0, simulations: int = 20_000,
-                 seed: int = 20261130, alpha: float = ALPHA) -> float:
+def design_power(
+    sd: float,
+    margin: float,
+    looks,
+    true_difference: float = 0.0,
+    simulations: int = 20_000,
+    seed: int = 20261130,
+    alpha: float = ALPHA,
+) -> float:
     """Chance that a runtime whose true mean difference is ``true_difference`` (normal paired differences with
     spread ``sd``) ends non-inferior under the design (simulated with a fixed seed)."""
     return float(simulate(sd, margin, looks, true_difference, simulations, seed, alpha)[0].mean())
 
 
-def simulate(sd: float, margin: float, looks, true_difference: float = 0.0, simulations: int = 20_000,
-             seed: int = 20261130, alpha: float = ALPHA, block: int = 2000, pool=None):
+def simulate(
+    sd: float,
+    margin: float,
+    looks,
+    true_difference: float = 0.0,
+    simulations: int = 20_000,
+    seed: int = 20261130,
+    alpha: float = ALPHA,
+    block: int = 2000,
+    pool=None,
+):
     """Simulated runs of the design on normal paired differences (or, given ``pool``, differences resampled from
     it, centred, shifted to ``true_difference``): per run (non-inferior?, inferior?, stop look, mean at the
     stop), as numpy arrays; undecided runs stop at the last look."""
@@ -183,13 +203,16 @@ def simulate(sd: float, margin: float, looks, true_difference: float = 0.0, simu
     stop, mean_at = np.full(simulations, len(looks) - 1), np.zeros(simulations)
     for start in range(0, simulations, block):
         shape = (min(block, simulations - start), looks[-1])
-        d = rng.normal(true_difference, sd, size=shape) if centred is None else \
-            true_difference + centred[rng.integers(0, centred.size, size=shape)]
-        sums, squares = np.cumsum(d, axis=1), np.cumsum(d ** 2, axis=1)
+        d = (
+            rng.normal(true_difference, sd, size=shape)
+            if centred is None
+            else true_difference + centred[rng.integers(0, centred.size, size=shape)]
+        )
+        sums, squares = np.cumsum(d, axis=1), np.cumsum(d**2, axis=1)
         sl, open_ = slice(start, start + d.shape[0]), np.ones(d.shape[0], bool)
         for k, n in enumerate(looks):
             mean = sums[:, n - 1] / n
-            half = c[k] * np.sqrt(np.maximum((squares[:, n - 1] - n * mean ** 2) / (n - 1), 0) / n)
+            half = c[k] * np.sqrt(np.maximum((squares[:, n - 1] - n * mean**2) / (n - 1), 0) / n)
             up, down = (mean - half >= -margin) & open_, (mean + half < -margin) & open_
             ni[sl] |= up
             inf[sl] |= down

@@ -4,6 +4,7 @@ Conventions: percentiles interpolate linearly between order statistics (numpy's 
 bootstrap intervals are percentile intervals from a fixed-seed generator, so the same rows
 always give the same report.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,12 +22,19 @@ def percentile(samples, q: float) -> float:
 def latency_summary(seconds) -> dict:
     """P50/P95/P99, mean and std (ddof 1) of latency samples, in milliseconds."""
     ms = np.asarray(seconds, dtype=float) * 1e3
-    return {"n": int(ms.size), "p50": percentile(ms, 50), "p95": percentile(ms, 95), "p99": percentile(ms, 99),
-            "mean": float(ms.mean()), "std": float(ms.std(ddof=1)) if ms.size > 1 else 0.0}
+    return {
+        "n": int(ms.size),
+        "p50": percentile(ms, 50),
+        "p95": percentile(ms, 95),
+        "p99": percentile(ms, 99),
+        "mean": float(ms.mean()),
+        "std": float(ms.std(ddof=1)) if ms.size > 1 else 0.0,
+    }
 
 
-def bootstrap_ci(values, statistic, resamples: int = SCORE_RESAMPLES, confidence: float = 0.95,
-                 seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+def bootstrap_ci(
+    values, statistic, resamples: int = SCORE_RESAMPLES, confidence: float = 0.95, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float]:
     """Percentile bootstrap interval of ``statistic`` (a function of a 2-D array, reducing axis 1).
 
     Args:
@@ -44,7 +52,7 @@ def bootstrap_ci(values, statistic, resamples: int = SCORE_RESAMPLES, confidence
     chunk = max(1, 2_000_000 // max(values.size, 1))  # bounded memory for long latency samples
     for start in range(0, resamples, chunk):
         n = min(chunk, resamples - start)
-        stats[start:start + n] = statistic(values[rng.integers(0, values.size, size=(n, values.size))])
+        stats[start : start + n] = statistic(values[rng.integers(0, values.size, size=(n, values.size))])
     alpha = (1 - confidence) / 2
     return float(np.quantile(stats, alpha)), float(np.quantile(stats, 1 - alpha))
 
@@ -68,7 +76,7 @@ def interquartile_mean(scores) -> float:
     """Mean of the middle half: drop floor(n/4) from each end (scipy's trim_mean(x, 0.25))."""
     x = np.sort(np.asarray(scores, dtype=float))
     cut = int(0.25 * x.size)
-    return float(x[cut:x.size - cut].mean())
+    return float(x[cut : x.size - cut].mean())
 
 
 def iqm_ci(scores, resamples: int = SCORE_RESAMPLES) -> tuple[float, float]:
@@ -80,15 +88,24 @@ def iqm_ci(scores, resamples: int = SCORE_RESAMPLES) -> tuple[float, float]:
     def iqm_rows(x):
         cut = int(0.25 * x.shape[1])
         x = np.partition(x, [cut, x.shape[1] - cut - 1], axis=1) if whole else np.sort(x, axis=1)
-        return x[:, cut:x.shape[1] - cut].mean(axis=1)
+        return x[:, cut : x.shape[1] - cut].mean(axis=1)
+
     return bootstrap_ci(scores, iqm_rows, resamples)
 
 
 def score_summary(scores) -> dict:
     x = np.asarray(scores, dtype=float)
-    return {"n": int(x.size), "mean": float(x.mean()), "median": float(np.median(x)),
-            "std": float(x.std(ddof=1)) if x.size > 1 else 0.0, "p10": percentile(x, 10), "p90": percentile(x, 90),
-            "min": float(x.min()), "max": float(x.max()), "iqm": interquartile_mean(x)}
+    return {
+        "n": int(x.size),
+        "mean": float(x.mean()),
+        "median": float(np.median(x)),
+        "std": float(x.std(ddof=1)) if x.size > 1 else 0.0,
+        "p10": percentile(x, 10),
+        "p90": percentile(x, 90),
+        "min": float(x.min()),
+        "max": float(x.max()),
+        "iqm": interquartile_mean(x),
+    }
 
 
 def same_action_count(reference_actions, actions) -> int:
@@ -122,11 +139,22 @@ def agreement(reference_q, q) -> dict:
     margins = top_two_margin(ref)
     flips = np.flatnonzero(ref_actions != actions)
     return {
-        "states": int(ref.shape[0]), "same_actions": int((ref_actions == actions).sum()),
-        "max_abs_dq": float(delta.max()), "mean_abs_dq": float(delta.mean()),
-        "per_state_max_abs_dq": delta.max(axis=1).tolist(), "reference_margin": margins.tolist(),
-        "flips": [{"state": int(i), "reference_action": int(ref_actions[i]), "action": int(actions[i]),
-                   "reference_margin": float(margins[i]), "max_abs_dq": float(delta[i].max())} for i in flips],
+        "states": int(ref.shape[0]),
+        "same_actions": int((ref_actions == actions).sum()),
+        "max_abs_dq": float(delta.max()),
+        "mean_abs_dq": float(delta.mean()),
+        "per_state_max_abs_dq": delta.max(axis=1).tolist(),
+        "reference_margin": margins.tolist(),
+        "flips": [
+            {
+                "state": int(i),
+                "reference_action": int(ref_actions[i]),
+                "action": int(actions[i]),
+                "reference_margin": float(margins[i]),
+                "max_abs_dq": float(delta[i].max()),
+            }
+            for i in flips
+        ],
     }
 
 
@@ -134,15 +162,18 @@ def first_divergence(trace_a, trace_b) -> int | None:
     """First step where two action traces differ (or where the shorter one ends); None if identical."""
     a, b = list(trace_a), list(trace_b)
     n = min(len(a), len(b))
-    for start in range(0, n, 256):   # compare runs of steps as lists (in C), then find the step in the first that differs
+    for start in range(
+        0, n, 256
+    ):  # compare runs of steps as lists (in C), then find the step in the first that differs
         end = min(start + 256, n)
         if a[start:end] != b[start:end]:
             return next(i for i in range(start, end) if a[i] != b[i])
     return None if len(a) == len(b) else n
 
 
-def paired_difference(scores, baseline_scores, traces=None, baseline_traces=None,
-                      resamples: int = SCORE_RESAMPLES) -> dict:
+def paired_difference(
+    scores, baseline_scores, traces=None, baseline_traces=None, resamples: int = SCORE_RESAMPLES
+) -> dict:
     """Same-seed paired score differences (runtime − baseline), aligned by position (same seeds).
 
     Returns the per-seed differences, their mean with a bootstrap 95 % CI, how many episodes
@@ -154,8 +185,7 @@ def paired_difference(scores, baseline_scores, traces=None, baseline_traces=None
         raise ValueError("paired scores must cover the same seeds")
     d = s - b
     low, high = mean_ci(d, resamples)
-    out = {"differences": d.tolist(), "mean": float(d.mean()), "ci_low": low, "ci_high": high,
-           "n": int(d.size)}
+    out = {"differences": d.tolist(), "mean": float(d.mean()), "ci_low": low, "ci_high": high, "n": int(d.size)}
     if traces is not None and baseline_traces is not None:
         parts = [first_divergence(t, u) for t, u in zip(traces, baseline_traces)]
         out["first_divergence"] = parts
@@ -167,13 +197,15 @@ def paired_difference(scores, baseline_scores, traces=None, baseline_traces=None
 
 # -- latency from repeated rounds ------------------------------------------------------------------------
 
-BLOCK = 100   # samples per block: decisions of one block share the machine's state (autocorrelation)
+BLOCK = 100  # samples per block: decisions of one block share the machine's state (autocorrelation)
 
 
 def round_summaries(rounds) -> list[dict]:
     """P50/P95 (ms) of each round's samples."""
-    return [{"n": int(np.size(r)), "p50": percentile(np.asarray(r) * 1e3, 50),
-             "p95": percentile(np.asarray(r) * 1e3, 95)} for r in rounds]
+    return [
+        {"n": int(np.size(r)), "p50": percentile(np.asarray(r) * 1e3, 50), "p95": percentile(np.asarray(r) * 1e3, 95)}
+        for r in rounds
+    ]
 
 
 def rounds_spread(rounds) -> float:
@@ -190,25 +222,36 @@ def _block_resample(rounds, rng, block: int) -> np.ndarray:
         r = np.asarray(r, float)
         blocks = max(1, r.size // block)
         starts = rng.integers(0, blocks, blocks) * block
-        parts.append(np.concatenate([r[s:s + block] for s in starts]))
+        parts.append(np.concatenate([r[s : s + block] for s in starts]))
     return np.concatenate(parts)
 
 
-def p95_ratio(candidate_rounds, reference_rounds, resamples: int = LATENCY_RESAMPLES, block: int = BLOCK,
-              seed: int = BOOTSTRAP_SEED) -> tuple[float, float, float]:
+def p95_ratio(
+    candidate_rounds,
+    reference_rounds,
+    resamples: int = LATENCY_RESAMPLES,
+    block: int = BLOCK,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float, float]:
     """(ratio, low, high): candidate P95 / reference P95 with a 95 % CI from a two-stage bootstrap (rounds,
     then blocks of ``block`` consecutive samples), so run-to-run shifts and autocorrelation widen it."""
     cand = np.concatenate([np.asarray(r, float) for r in candidate_rounds])
     ref = np.concatenate([np.asarray(r, float) for r in reference_rounds])
     point = percentile(cand, 95) / percentile(ref, 95)
     rng = np.random.default_rng(seed)
-    ratios = np.array([np.percentile(_block_resample(candidate_rounds, rng, block), 95) /
-                       np.percentile(_block_resample(reference_rounds, rng, block), 95) for _ in range(resamples)])
+    ratios = np.array(
+        [
+            np.percentile(_block_resample(candidate_rounds, rng, block), 95)
+            / np.percentile(_block_resample(reference_rounds, rng, block), 95)
+            for _ in range(resamples)
+        ]
+    )
     return point, float(np.quantile(ratios, 0.025)), float(np.quantile(ratios, 0.975))
 
 
-def p95_ci_rounds(rounds, resamples: int = LATENCY_RESAMPLES, block: int = BLOCK,
-                  seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+def p95_ci_rounds(
+    rounds, resamples: int = LATENCY_RESAMPLES, block: int = BLOCK, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float]:
     """95 % CI of one runtime's P95 (ms), by the same two-stage bootstrap."""
     rng = np.random.default_rng(seed)
     p95 = np.array([np.percentile(_block_resample(rounds, rng, block), 95) for _ in range(resamples)]) * 1e3
@@ -217,6 +260,7 @@ def p95_ci_rounds(rounds, resamples: int = LATENCY_RESAMPLES, block: int = BLOCK
 
 # -- agreement on every played decision --------------------------------------------------------------------
 
+
 def clustered_fraction(same, decisions, resamples: int = SCORE_RESAMPLES, seed: int = BOOTSTRAP_SEED):
     """(fraction, low, high): share of decisions with the reference's action over episodes, with a 95 % CI that
     resamples whole episodes (decisions within one game are not independent)."""
@@ -224,7 +268,7 @@ def clustered_fraction(same, decisions, resamples: int = SCORE_RESAMPLES, seed: 
     point = float(same.sum() / decisions.sum())
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, same.size, size=(resamples, same.size))
-    if _small_counts(same, decisions):   # counts: both sums at once in one int64 each, exact, as the floats are
+    if _small_counts(same, decisions):  # counts: both sums at once in one int64 each, exact, as the floats are
         totals = ((decisions.astype(np.int64) << 32) | same.astype(np.int64))[idx].sum(axis=1)
         fractions = (totals & 0xFFFFFFFF).astype(float) / (totals >> 32).astype(float)
     else:
@@ -235,8 +279,13 @@ def clustered_fraction(same, decisions, resamples: int = SCORE_RESAMPLES, seed: 
 def _small_counts(same, decisions) -> bool:
     """Whole non-negative numbers whose sums over any resample fit 32 bits (same) and 31 bits (decisions)."""
     both = np.concatenate([same, decisions])
-    return bool(both.size and np.all(both >= 0) and np.all(both == np.floor(both))
-                and same.max() * same.size < 2**32 and decisions.max() * decisions.size < 2**31)
+    return bool(
+        both.size
+        and np.all(both >= 0)
+        and np.all(both == np.floor(both))
+        and same.max() * same.size < 2**32
+        and decisions.max() * decisions.size < 2**31
+    )
 
 
 def zero_event_upper(n: int, confidence: float = 0.95) -> float:
@@ -253,6 +302,7 @@ def margin_bin(margins) -> np.ndarray:
 
 
 # -- secondary play statistics (rliable's definitions) -----------------------------------------------------
+
 
 def probability_of_improvement(x, y) -> float:
     """P(X > Y) + ½ P(X = Y) over all pairs of a score of X and a score of Y (Mann–Whitney)."""
@@ -272,8 +322,10 @@ def probability_of_improvement_ci(x, y, resamples: int = 2_000, seed: int = BOOT
         ix[i], iy[i] = rng.integers(0, x.size, x.size), rng.integers(0, y.size, y.size)
     levels, codes = np.unique(np.concatenate([x, y]), return_inverse=True)
     rows = np.arange(resamples)[:, None] * levels.size
-    hx, hy = (np.bincount((rows + c[i]).ravel(), minlength=resamples * levels.size).reshape(resamples, -1)
-              for c, i in ((codes[:x.size], ix), (codes[x.size:], iy)))
+    hx, hy = (
+        np.bincount((rows + c[i]).ravel(), minlength=resamples * levels.size).reshape(resamples, -1)
+        for c, i in ((codes[: x.size], ix), (codes[x.size :], iy))
+    )
     twice = 2 * (hx * (np.cumsum(hy, axis=1) - hy)).sum(axis=1) + (hx * hy).sum(axis=1)  # 2·(x > y) + (x = y)
     values = (twice / 2) / (x.size * y.size)
     return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
@@ -283,6 +335,7 @@ def stratified_ci(x, y, statistic, resamples: int = 2_000, seed: int = BOOTSTRAP
     """95 % CI of ``statistic(x, y)``, resampling x and y each with replacement."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     rng = np.random.default_rng(seed)
-    values = np.array([statistic(x[rng.integers(0, x.size, x.size)], y[rng.integers(0, y.size, y.size)])
-                       for _ in range(resamples)])
+    values = np.array(
+        [statistic(x[rng.integers(0, x.size, x.size)], y[rng.integers(0, y.size, y.size)]) for _ in range(resamples)]
+    )
     return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))

@@ -15,6 +15,7 @@ An upload is one PutObject of the whole file: S3 stores an object only once its 
 its Content-MD5), so a reader sees the previous object or the new one, never half of one. That bounds a run file
 to 5 GB (the largest single PUT); the files here are tens of MB.
 """
+
 from __future__ import annotations
 
 import base64
@@ -27,7 +28,7 @@ from pathlib import Path
 from .errors import UserError
 
 SCHEME = "s3://"
-MAX_PUT = 5 * 1024 ** 3
+MAX_PUT = 5 * 1024**3
 
 
 def is_s3(text) -> bool:
@@ -37,7 +38,7 @@ def is_s3(text) -> bool:
 @dataclass(frozen=True)
 class S3Url:
     bucket: str
-    key: str     # a file's key, or a prefix ('' or ending in '/')
+    key: str  # a file's key, or a prefix ('' or ending in '/')
 
     def __str__(self) -> str:
         return f"{SCHEME}{self.bucket}/{self.key}"
@@ -48,7 +49,7 @@ class S3Url:
 
 def parse(text: str, folder: bool = False) -> S3Url:
     """``s3://bucket/key``; ``folder``: a prefix (a trailing '/' is added)."""
-    rest = text[len(SCHEME):]
+    rest = text[len(SCHEME) :]
     bucket, _, key = rest.partition("/")
     if not bucket or any(c in bucket for c in " \\"):
         raise UserError(f"{text}: not an s3://bucket/key URL")
@@ -109,27 +110,42 @@ def client():
         raise UserError("s3:// URLs need boto3: pip install 'rtreport[s3]'") from None
     # Few retries and short connect timeouts: a network that is down should give its one line within seconds.
     config = Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 2, "mode": "standard"})
-    return boto3.session.Session().client("s3", config=config)   # a new session: the variables as they are now
+    return boto3.session.Session().client("s3", config=config)  # a new session: the variables as they are now
 
 
 def problem(e: Exception, url, doing: str) -> str:
     """boto's exception as one line: what failed, and why in words."""
     from botocore import exceptions as bx
+
     if isinstance(e, bx.NoCredentialsError):
         why = "no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an AWS profile)"
-    elif isinstance(e, (bx.EndpointConnectionError, bx.ConnectionClosedError, bx.ConnectTimeoutError,
-                        bx.ReadTimeoutError, bx.ConnectionError)):
+    elif isinstance(
+        e,
+        (
+            bx.EndpointConnectionError,
+            bx.ConnectionClosedError,
+            bx.ConnectTimeoutError,
+            bx.ReadTimeoutError,
+            bx.ConnectionError,
+        ),
+    ):
         why = f"cannot reach the storage endpoint ({type(e).__name__})"
     elif isinstance(e, bx.ClientError):
         code = e.response.get("Error", {}).get("Code", "")
         status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        why = {"NoSuchBucket": f"bucket {url.bucket} does not exist",
-               "NoSuchKey": "no such object", "InvalidAccessKeyId": "the access key is not known there",
-               "SignatureDoesNotMatch": "the secret key does not match the access key",
-               "AccessDenied": "access denied"}.get(code) or \
-            (f"bucket {url.bucket} does not exist" if status == 404 and doing == "reach" else
-             "access denied (check the credentials and the bucket's permissions)" if status == 403 else
-             f"{code or status}: {str(e)[:160]}")
+        why = {
+            "NoSuchBucket": f"bucket {url.bucket} does not exist",
+            "NoSuchKey": "no such object",
+            "InvalidAccessKeyId": "the access key is not known there",
+            "SignatureDoesNotMatch": "the secret key does not match the access key",
+            "AccessDenied": "access denied",
+        }.get(code) or (
+            f"bucket {url.bucket} does not exist"
+            if status == 404 and doing == "reach"
+            else "access denied (check the credentials and the bucket's permissions)"
+            if status == 403
+            else f"{code or status}: {str(e)[:160]}"
+        )
     else:
         why = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}"
     return f"cannot {doing} {url}: {why}"
@@ -149,6 +165,7 @@ def head(s3, url: S3Url) -> dict | None:
         return s3.head_object(Bucket=url.bucket, Key=url.key)
     except Exception as e:
         from botocore.exceptions import ClientError
+
         if isinstance(e, ClientError) and e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
             return None
         raise UserError(problem(e, url, "read")) from None
@@ -167,12 +184,19 @@ def upload(s3, path: Path, url: S3Url) -> None:
             sha.update(block)
     try:
         with open(path, "rb") as f:
-            reply = s3.put_object(Bucket=url.bucket, Key=url.key, Body=f, ContentLength=size,
-                                  ContentMD5=base64.b64encode(md5.digest()).decode(),
-                                  Metadata={"sha256": sha.hexdigest()})
+            reply = s3.put_object(
+                Bucket=url.bucket,
+                Key=url.key,
+                Body=f,
+                ContentLength=size,
+                ContentMD5=base64.b64encode(md5.digest()).decode(),
+                Metadata={"sha256": sha.hexdigest()},
+            )
     except Exception as e:
-        raise UserError(problem(e, url, "upload to") + f"; the run is kept in {path} (the object is unchanged); "
-                        f"rtreport collect --resume {url} uploads it") from None
+        raise UserError(
+            problem(e, url, "upload to") + f"; the run is kept in {path} (the object is unchanged); "
+            f"rtreport collect --resume {url} uploads it"
+        ) from None
     _record(path, reply.get("ETag"), size, sha.hexdigest())
 
 
@@ -186,9 +210,11 @@ def download(s3, url: S3Url, dest: Path, meta: dict | None = None) -> Path:
     seen = _recorded(dest)
     if dest.is_file() and seen.get("etag") == etag and seen.get("size") == size == dest.stat().st_size:
         return dest
-    if not_uploaded(dest):   # a collect's run whose upload failed: never replaced by the bucket's older object
-        raise UserError(f"{dest} holds a run not yet uploaded to {url}; rtreport collect --resume {url} uploads it "
-                        "(or move the file away)")
+    if not_uploaded(dest):  # a collect's run whose upload failed: never replaced by the bucket's older object
+        raise UserError(
+            f"{dest} holds a run not yet uploaded to {url}; rtreport collect --resume {url} uploads it "
+            "(or move the file away)"
+        )
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.{os.getpid()}.download")
     try:
@@ -218,8 +244,9 @@ def fetch_folder(text: str) -> list[Path]:
     except Exception as e:
         raise UserError(problem(e, url, "list")) from None
     if not found:
-        raise UserError(f"{url} holds no .duckdb files: collect into it first "
-                        f"(rtreport collect --out {url}NAME.duckdb)")
+        raise UserError(
+            f"{url} holds no .duckdb files: collect into it first (rtreport collect --out {url}NAME.duckdb)"
+        )
     paths = []
     for o in sorted(found, key=lambda o: o["Key"]):
         obj = S3Url(url.bucket, o["Key"])

@@ -1,6 +1,7 @@
 """The ``rtreport`` command line: parses options and hands off to ``collect`` (measuring, the agent) and
 ``site_gen`` (publishing). Nothing heavy is imported until a command runs, so ``rtreport build`` needs
 only the publishing dependencies."""
+
 from __future__ import annotations
 
 import re
@@ -14,6 +15,7 @@ from rtreport.errors import UserError
 
 class PathOrS3(click.ParamType):
     """A local path, or an ``s3://bucket/key`` URL kept as text (a Path would fold its '//')."""
+
     name = "path"
 
     def convert(self, value, param, ctx):
@@ -43,123 +45,278 @@ def main():
 
 
 @main.command()
-@click.option("--checkpoint-dir", type=click.Path(file_okay=False, path_type=Path), default=Path(".ckpt/pqn"),
-              show_default=True, help="Resumable training state; an existing one is resumed.")
-@click.option("--total-timesteps", type=click.IntRange(1), default=6_000_000, show_default=True,
-              help="Agent steps to train for (frames = 4x); the schedules are laid over this.")
+@click.option(
+    "--checkpoint-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".ckpt/pqn"),
+    show_default=True,
+    help="Resumable training state; an existing one is resumed.",
+)
+@click.option(
+    "--total-timesteps",
+    type=click.IntRange(1),
+    default=6_000_000,
+    show_default=True,
+    help="Agent steps to train for (frames = 4x); the schedules are laid over this.",
+)
 @click.option("--num-envs", type=click.IntRange(1), default=128, show_default=True)
 @click.option("--num-steps", type=click.IntRange(1), default=32, show_default=True, help="Rollout length per env.")
 @click.option("--num-minibatches", type=click.IntRange(1), default=32, show_default=True)
 @click.option("--learning-rate", type=click.FloatRange(0, min_open=True), default=2.5e-4, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
-@click.option("--max-minutes", type=click.FloatRange(0, min_open=True), default=None,
-              help="Stop (and checkpoint) once this much time has passed in this command.")
-@click.option("--max-iterations", type=click.IntRange(1), default=None,
-              help="Stop (and checkpoint) after this many updates in this command.")
-def train(checkpoint_dir, total_timesteps, num_envs, num_steps, num_minibatches, learning_rate, seed, device,
-          max_minutes, max_iterations):
+@click.option(
+    "--max-minutes",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    help="Stop (and checkpoint) once this much time has passed in this command.",
+)
+@click.option(
+    "--max-iterations",
+    type=click.IntRange(1),
+    default=None,
+    help="Stop (and checkpoint) after this many updates in this command.",
+)
+def train(
+    checkpoint_dir,
+    total_timesteps,
+    num_envs,
+    num_steps,
+    num_minibatches,
+    learning_rate,
+    seed,
+    device,
+    max_minutes,
+    max_iterations,
+):
     """Train the Q-network with PQN on the shared Breakout protocol (resumable)."""
     from collect.agent.train import TrainConfig, train as run_training
 
-    config = TrainConfig(total_timesteps=total_timesteps, num_envs=num_envs, num_steps=num_steps,
-                         num_minibatches=num_minibatches, learning_rate=learning_rate, seed=seed)
+    config = TrainConfig(
+        total_timesteps=total_timesteps,
+        num_envs=num_envs,
+        num_steps=num_steps,
+        num_minibatches=num_minibatches,
+        learning_rate=learning_rate,
+        seed=seed,
+    )
     if config.batch_size % config.num_minibatches:
-        raise UserError(f"--num-envs x --num-steps ({config.batch_size}) must divide into "
-                        f"--num-minibatches ({num_minibatches})")
+        raise UserError(
+            f"--num-envs x --num-steps ({config.batch_size}) must divide into --num-minibatches ({num_minibatches})"
+        )
     if config.num_iterations < 1:
         raise UserError(f"--total-timesteps must be at least one rollout ({config.batch_size} steps)")
-    state = run_training(config, checkpoint_dir, device=device, max_minutes=max_minutes,
-                         max_iterations=max_iterations, log=lambda m: click.echo(m))
-    click.echo(f"checkpoint: {checkpoint_dir} (step {state['global_step']:,}, "
-               f"{state['wall_seconds'] / 60:.1f} min of training so far)")
+    state = run_training(
+        config,
+        checkpoint_dir,
+        device=device,
+        max_minutes=max_minutes,
+        max_iterations=max_iterations,
+        log=lambda m: click.echo(m),
+    )
+    click.echo(
+        f"checkpoint: {checkpoint_dir} (step {state['global_step']:,}, "
+        f"{state['wall_seconds'] / 60:.1f} min of training so far)"
+    )
 
 
 @main.command()
-@click.option("--model", "model_path", type=click.Path(path_type=Path), default=None,
-              help="A PyTorch state dict (.pt) or ONNX file (.onnx) of the Q-network; default: the shipped agent.")
-@click.option("--runtimes", "runtime_list", default=None,
-              help="Comma-separated runtime ids (see --list-runtimes); default: every one.")
-@click.option("--out", type=PathOrS3(), default=None,
-              help="DuckDB file to write, or s3://bucket/prefix/name.duckdb (measured locally, uploaded when the "
-                   "run ends); default ./data/<label>.duckdb.")
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A PyTorch state dict (.pt) or ONNX file (.onnx) of the Q-network; default: the shipped agent.",
+)
+@click.option(
+    "--runtimes",
+    "runtime_list",
+    default=None,
+    help="Comma-separated runtime ids (see --list-runtimes); default: every one.",
+)
+@click.option(
+    "--out",
+    type=PathOrS3(),
+    default=None,
+    help="DuckDB file to write, or s3://bucket/prefix/name.duckdb (measured locally, uploaded when the "
+    "run ends); default ./data/<label>.duckdb.",
+)
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
-@click.option("--label", default=None,
-              help="Name of this machine in the report, in any script; default <host>-<gpu or cpu>.")
+@click.option(
+    "--label", default=None, help="Name of this machine in the report, in any script; default <host>-<gpu or cpu>."
+)
 @click.option("--device", "cuda_device", default="cuda:0", show_default=True, help="CUDA device for GPU runtimes.")
-@click.option("--artifacts", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder for exported models and engines; default ./artifacts/<label>/.")
-@click.option("--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 3 rounds of 300 latency samples.")
-@click.option("--play-workers", type=click.IntRange(1, 64), default=None,
-              help="Processes playing each runtime's episodes (same results, less wall time); "
-                   "default for GPU runtimes: one per core (at most 16) with several --play-slots, else half the "
-                   "cores (at most 8); 1 for CPU runtimes.")
-@click.option("--play-slots", type=click.IntRange(1, 256), default=None,
-              help="Games each play process keeps in flight, their batch=1 decisions issued together (same "
-                   "results); default: 16 for GPU runtimes, 1 for CPU runtimes.")
-@click.option("--play-mps", is_flag=True,
-              help="GPU play processes share the GPU through a CUDA MPS daemon of this run's own (started for play, "
-                   "stopped after; the GPU's settings are not touched), instead of being time-sliced. Same results; "
-                   "without nvidia-cuda-mps-control, play goes on without it and the file says why.")
-@click.option("--no-twins", "no_twins", is_flag=True,
-              help="In play, every runtime computes every decision itself. By default a runtime's CUDA-graph "
-                   "capture (the same kernels) computes its decisions where their fixed states agree bit for bit, "
-                   "and the runtime itself recomputes one in eight to check them.")
+@click.option(
+    "--artifacts",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for exported models and engines; default ./artifacts/<label>/.",
+)
+@click.option(
+    "--quick", is_flag=True, help="Smoke profile: 8 states, 2 short episodes, 3 rounds of 300 latency samples."
+)
+@click.option(
+    "--play-workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Processes playing each runtime's episodes (same results, less wall time); "
+    "default for GPU runtimes: one per core (at most 16) with several --play-slots, else half the "
+    "cores (at most 8); 1 for CPU runtimes.",
+)
+@click.option(
+    "--play-slots",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Games each play process keeps in flight, their batch=1 decisions issued together (same "
+    "results); default: 16 for GPU runtimes, 1 for CPU runtimes.",
+)
+@click.option(
+    "--play-mps",
+    is_flag=True,
+    help="GPU play processes share the GPU through a CUDA MPS daemon of this run's own (started for play, "
+    "stopped after; the GPU's settings are not touched), instead of being time-sliced. Same results; "
+    "without nvidia-cuda-mps-control, play goes on without it and the file says why.",
+)
+@click.option(
+    "--no-twins",
+    "no_twins",
+    is_flag=True,
+    help="In play, every runtime computes every decision itself. By default a runtime's CUDA-graph "
+    "capture (the same kernels) computes its decisions where their fixed states agree bit for bit, "
+    "and the runtime itself recomputes one in eight to check them.",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
-@click.option("--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not.")
-@click.option("--resume", type=PathOrS3(), default=None,
-              help="Continue the run in this file or s3:// object (interrupted or finished): whatever it still "
-                   "lacks, plus any --runtimes added and --rounds raised; nothing stored is measured again.")
-@click.option("--rounds", type=click.IntRange(1, 50), default=None,
-              help="Latency rounds per runtime (default 10, --quick 3; a --repeat: the run's repeat rounds, 3), each "
-                   "runtime once per round, "
-                   "spread over the run: before play, after looks, after play.")
-@click.option("--repeats", type=click.IntRange(0, 20), default=None,
-              help="Repeats after the run, each in a fresh process (a few latency rounds and the fixed states): the "
-                   "speed gate needs at least three independent measurements, the run and two repeats by default. "
-                   "0 leaves them to later `--repeat` commands (on a lent machine: after rebooting).")
-@click.option("--allow-mixed-onnxruntime", is_flag=True,
-              help="Measure although onnxruntime and onnxruntime-gpu are both installed (recorded, and shown on "
-                   "the machine page).")
-@click.option("--repeat", type=click.Path(path_type=Path), default=None,
-              help="Add a short repeat to this complete run's file, measured in this fresh process: latency "
-                   "rounds of every runtime and the fixed states' Q-values (compared bit for bit with the run's).")
-def collect(model_path, runtime_list, out, overwrite, label, cuda_device, artifacts, quick, play_workers, play_slots,
-            play_mps, no_twins, quiet, list_runtimes, resume, rounds, repeats, repeat, allow_mixed_onnxruntime):
+@click.option(
+    "--list-runtimes", is_flag=True, help="List every known runtime, whether this machine can run it, and why not."
+)
+@click.option(
+    "--resume",
+    type=PathOrS3(),
+    default=None,
+    help="Continue the run in this file or s3:// object (interrupted or finished): whatever it still "
+    "lacks, plus any --runtimes added and --rounds raised; nothing stored is measured again.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Latency rounds per runtime (default 10, --quick 3; a --repeat: the run's repeat rounds, 3), each "
+    "runtime once per round, "
+    "spread over the run: before play, after looks, after play.",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(0, 20),
+    default=None,
+    help="Repeats after the run, each in a fresh process (a few latency rounds and the fixed states): the "
+    "speed gate needs at least three independent measurements, the run and two repeats by default. "
+    "0 leaves them to later `--repeat` commands (on a lent machine: after rebooting).",
+)
+@click.option(
+    "--allow-mixed-onnxruntime",
+    is_flag=True,
+    help="Measure although onnxruntime and onnxruntime-gpu are both installed (recorded, and shown on "
+    "the machine page).",
+)
+@click.option(
+    "--repeat",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Add a short repeat to this complete run's file, measured in this fresh process: latency "
+    "rounds of every runtime and the fixed states' Q-values (compared bit for bit with the run's).",
+)
+def collect(
+    model_path,
+    runtime_list,
+    out,
+    overwrite,
+    label,
+    cuda_device,
+    artifacts,
+    quick,
+    play_workers,
+    play_slots,
+    play_mps,
+    no_twins,
+    quiet,
+    list_runtimes,
+    resume,
+    rounds,
+    repeats,
+    repeat,
+    allow_mixed_onnxruntime,
+):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
     if list_runtimes:
         from collect.collect_command import list_runtimes_lines
+
         click.echo("\n".join(list_runtimes_lines(model_path)))
         return
     from collect.collect_command import run_collect
     from collect.options import CollectOptions
-    if isinstance(out, str) or isinstance(resume, str):   # s3:// URLs
+
+    if isinstance(out, str) or isinstance(resume, str):  # s3:// URLs
         from collect.remote import run_collect_s3 as run_collect
-    code = run_collect(CollectOptions(
-        model_path=model_path, runtime_list=runtime_list, out=out, overwrite=overwrite, label=label,
-        cuda_index=cuda_index, artifacts=artifacts, quick=quick, quiet=quiet, play_workers=play_workers,
-        resume=resume, rounds=rounds, repeats=repeats, play_slots=play_slots, play_mps=play_mps, play_twins=not no_twins,
-        repeat=repeat,
-        allow_mixed_onnxruntime=allow_mixed_onnxruntime))
+    code = run_collect(
+        CollectOptions(
+            model_path=model_path,
+            runtime_list=runtime_list,
+            out=out,
+            overwrite=overwrite,
+            label=label,
+            cuda_index=cuda_index,
+            artifacts=artifacts,
+            quick=quick,
+            quiet=quiet,
+            play_workers=play_workers,
+            resume=resume,
+            rounds=rounds,
+            repeats=repeats,
+            play_slots=play_slots,
+            play_mps=play_mps,
+            play_twins=not no_twins,
+            repeat=repeat,
+            allow_mixed_onnxruntime=allow_mixed_onnxruntime,
+        )
+    )
     sys.exit(code)
 
 
 @main.command()
 @click.argument("inputs", nargs=-1, type=PathOrS3())
-@click.option("--out", type=click.Path(path_type=Path), default=Path("site"), show_default=True,
-              help="Folder to write the site into (replaced as a whole, only once every page is written).")
-@click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None,
-              help="Gate thresholds (TOML); default: rtreport/gates.toml.")
-@click.option("--base-url", default=None,
-              help="Where the site will be served, e.g. https://example.org/rtreport/: absolute canonical and "
-                   "hreflang links, og:url and sitemap.xml (without it, pages use relative links only).")
-@click.option("--allow-invalid", is_flag=True,
-              help="Publish files whose raw rows fail validation, marked invalid, without their bad rows "
-                   "and without verdicts (default: refuse them).")
-@click.option("--no-cache", is_flag=True,
-              help="Read and analyse every file again, without the cache of files analysed before "
-                   "(~/.cache/rtreport, or $RTREPORT_CACHE_DIR; the site is the same either way).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="Folder to write the site into (replaced as a whole, only once every page is written).",
+)
+@click.option(
+    "--gates",
+    "gates_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Gate thresholds (TOML); default: rtreport/gates.toml.",
+)
+@click.option(
+    "--base-url",
+    default=None,
+    help="Where the site will be served, e.g. https://example.org/rtreport/: absolute canonical and "
+    "hreflang links, og:url and sitemap.xml (without it, pages use relative links only).",
+)
+@click.option(
+    "--allow-invalid",
+    is_flag=True,
+    help="Publish files whose raw rows fail validation, marked invalid, without their bad rows "
+    "and without verdicts (default: refuse them).",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Read and analyse every file again, without the cache of files analysed before "
+    "(~/.cache/rtreport, or $RTREPORT_CACHE_DIR; the site is the same either way).",
+)
 def build(inputs, out, gates_path, base_url, allow_invalid, no_cache):
     """Build the bilingual static report site from collect runs' DuckDB files.
 
@@ -172,8 +329,9 @@ def build(inputs, out, gates_path, base_url, allow_invalid, no_cache):
 
     if gates_path is not None and not gates_path.is_file():
         raise UserError(f"gates file not found: {gates_path}")
-    if any(isinstance(i, str) for i in inputs):   # s3:// folders: their files' local copies
+    if any(isinstance(i, str) for i in inputs):  # s3:// folders: their files' local copies
         from rtreport.storage import fetch_folder
+
         inputs = [p for i in inputs for p in (fetch_folder(i) if isinstance(i, str) else [i])]
     items = list(inputs) or [Path("data")]
     notes = skipped_notes(items)
@@ -181,14 +339,19 @@ def build(inputs, out, gates_path, base_url, allow_invalid, no_cache):
     start = time.perf_counter()
     if base_url is not None:
         if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", base_url):
-            raise UserError(f"--base-url must be an http(s) URL such as https://example.org/rtreport/, not {base_url!r}")
+            raise UserError(
+                f"--base-url must be an http(s) URL such as https://example.org/rtreport/, not {base_url!r}"
+            )
         base_url = base_url if base_url.endswith("/") else base_url + "/"
-    pages = build_site(dbs, out, gates_path, allow_invalid=allow_invalid, base_url=base_url, notes=notes,
-                       use_cache=not no_cache)
+    pages = build_site(
+        dbs, out, gates_path, allow_invalid=allow_invalid, base_url=base_url, notes=notes, use_cache=not no_cache
+    )
     for note in notes:
         click.echo(f"note: {note}", err=True)
-    click.echo(f"built {len(pages)} pages from {len(dbs)} file(s) into {out} in {time.perf_counter() - start:.1f} s; "
-               f"open {out / 'index.html'}")
+    click.echo(
+        f"built {len(pages)} pages from {len(dbs)} file(s) into {out} in {time.perf_counter() - start:.1f} s; "
+        f"open {out / 'index.html'}"
+    )
 
 
 @main.command()
@@ -216,8 +379,12 @@ def agent():
 
 
 @agent.command("package")
-@click.option("--checkpoint-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              default=Path(".ckpt/pqn"), show_default=True)
+@click.option(
+    "--checkpoint-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path(".ckpt/pqn"),
+    show_default=True,
+)
 @click.option("--code-version", required=True, help="Git commit of the code that trained the checkpoint.")
 @click.option("--trained-on", required=True, help="The machine that trained it, in words.")
 def agent_package(checkpoint_dir, code_version, trained_on):

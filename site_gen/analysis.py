@@ -1,4 +1,5 @@
 """From one run's raw rows to its results: statistics, comparisons and verdicts (pure, no I/O)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -13,32 +14,37 @@ from .twin_view import stood_in, twin_summary
 from .verdict import Gates, Verdict, judge
 
 # Extra same-seed comparisons, made when both runtimes ran (candidate, baseline).
-BASELINE_PAIRS = [("trt-fp32", "ort-cuda-fp32"), ("trt-fp16", "trt-fp32"), ("ort-cuda-fp16", "ort-cuda-fp32"),
-                  ("torch-cuda-fp16", "torch-cuda-fp32"), ("ort-cpu-fp32", "torch-cpu-fp32")]
-DRIFT_LIMIT = 1.10   # rounds whose P50s differ by more than this factor flag the machine
+BASELINE_PAIRS = [
+    ("trt-fp32", "ort-cuda-fp32"),
+    ("trt-fp16", "trt-fp32"),
+    ("ort-cuda-fp16", "ort-cuda-fp32"),
+    ("torch-cuda-fp16", "torch-cuda-fp32"),
+    ("ort-cpu-fp32", "torch-cpu-fp32"),
+]
+DRIFT_LIMIT = 1.10  # rounds whose P50s differ by more than this factor flag the machine
 
 
 @dataclass
 class RuntimeResult:
     rows: RuntimeRows
     is_reference: bool
-    latency: dict | None = None          # stats.latency_summary, per-round summaries, spread, and "est": the
-                                         # published P50/P95 from rounds (latency_stats.interval, or None)
-    ratio: tuple | None = None           # the gate's statistic / the reference's, per round: (value, low, high)
-    ratios: dict = field(default_factory=dict)   # "p50"/"p95" -> latency_stats.interval of the per-round ratio
-    keyed: dict = field(default_factory=dict)    # round id -> (repeat, seconds): the rounds, paired by id
-    throughput: dict = field(default_factory=dict)   # batch -> decisions/s
-    agreement: dict | None = None        # fixed states (a diagnostic)
-    shadow: dict | None = None           # every decision of the reference's episodes (the agreement gate)
+    latency: dict | None = None  # stats.latency_summary, per-round summaries, spread, and "est": the
+    # published P50/P95 from rounds (latency_stats.interval, or None)
+    ratio: tuple | None = None  # the gate's statistic / the reference's, per round: (value, low, high)
+    ratios: dict = field(default_factory=dict)  # "p50"/"p95" -> latency_stats.interval of the per-round ratio
+    keyed: dict = field(default_factory=dict)  # round id -> (repeat, seconds): the rounds, paired by id
+    throughput: dict = field(default_factory=dict)  # batch -> decisions/s
+    agreement: dict | None = None  # fixed states (a diagnostic)
+    shadow: dict | None = None  # every decision of the reference's episodes (the agreement gate)
     scores: dict | None = None
     scores_reference: dict | None = None  # the reference's score summary over this runtime's seeds
     paired_vs_reference: dict | None = None
-    play: dict | None = None             # the sequential play test
-    secondary: dict | None = None        # IQM and probability of improvement, with CIs
-    check: dict | None = None            # the reuse rule's standing check
-    reproduction: dict | None = None     # the fixed states again in fresh processes (``reproduction``)
-    twin: dict | None = None             # in play, a twin computed its decisions (``twin_summary``)
-    load: dict | None = None             # its and the reference's rounds under other processes' load
+    play: dict | None = None  # the sequential play test
+    secondary: dict | None = None  # IQM and probability of improvement, with CIs
+    check: dict | None = None  # the reuse rule's standing check
+    reproduction: dict | None = None  # the fixed states again in fresh processes (``reproduction``)
+    twin: dict | None = None  # in play, a twin computed its decisions (``twin_summary``)
+    load: dict | None = None  # its and the reference's rounds under other processes' load
     verdict: Verdict | None = None
 
 
@@ -47,16 +53,16 @@ class RunResult:
     rows: RunRows
     reference_id: str | None
     runtimes: list[RuntimeResult]
-    comparisons: list[dict]   # {candidate, baseline, paired}
+    comparisons: list[dict]  # {candidate, baseline, paired}
     gates: Gates
     # Why no runtime of this run can be judged: "no-reference" (none chosen), "reference-not-measured"
     # (its row is missing or it failed or was unavailable), "invalid" (the file failed validation), "smoke" (the
     # --quick profile: too few measurements to decide); None: judged.
     withheld: str | None = None
-    drift: bool = False       # some runtime's latency rounds disagree by more than DRIFT_LIMIT
+    drift: bool = False  # some runtime's latency rounds disagree by more than DRIFT_LIMIT
     load: dict | None = None  # rounds under other processes' load: measured again, still loaded (``load_summary``)
-    measurements: int = 0     # independent measurements of the machine's speed (boots, else processes)
-    rejudged: bool = False    # made before the speed gate's rule was written (``Gates.rule_written``)
+    measurements: int = 0  # independent measurements of the machine's speed (boots, else processes)
+    rejudged: bool = False  # made before the speed gate's rule was written (``Gates.rule_written``)
 
     def runtime(self, runtime_id):
         return next((r for r in self.runtimes if r.rows.runtime_id == runtime_id), None)
@@ -95,10 +101,11 @@ def paired(candidate: RuntimeRows, baseline: RuntimeRows) -> dict | None:
     traces = [candidate.traces.get(s) for s in seeds]
     base = [baseline.traces.get(s) for s in seeds]
     compare = all(t is not None for t in traces + base)
-    result = stats.paired_difference([a[s] for s in seeds], [b[s] for s in seeds],
-                                     traces if compare else None, base if compare else None)
+    result = stats.paired_difference(
+        [a[s] for s in seeds], [b[s] for s in seeds], traces if compare else None, base if compare else None
+    )
     result["seeds"] = seeds
-    result["mean_candidate"] = float(np.mean([a[s] for s in seeds]))   # both means over the same seeds
+    result["mean_candidate"] = float(np.mean([a[s] for s in seeds]))  # both means over the same seeds
     result["mean_baseline"] = float(np.mean([b[s] for s in seeds]))
     return result
 
@@ -111,11 +118,11 @@ def play_test(candidate: RuntimeRows, reference: RuntimeRows, run: dict, margin_
     if not reached:
         return None
     k = reached[-1]
-    for j in reached:   # the first look where it was decided (collect stops there)
-        test = _look(mine, ref, seeds[:looks[j]], j, looks, margin_fraction)
+    for j in reached:  # the first look where it was decided (collect stops there)
+        test = _look(mine, ref, seeds[: looks[j]], j, looks, margin_fraction)
         if test["outcome"] != "undecided":
             return test
-    return _look(mine, ref, seeds[:looks[k]], k, looks, margin_fraction)
+    return _look(mine, ref, seeds[: looks[k]], k, looks, margin_fraction)
 
 
 def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
@@ -125,11 +132,22 @@ def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
     outcome = sequential.outcome(low, high, margin)
     sd = float(d.std(ddof=1)) if d.size > 1 else 0.0
     stopped = outcome != "undecided" or k == len(looks) - 1
-    return {"look": k, "looks": len(looks), "n": int(d.size), "mean": mean, "low": low, "high": high,
-            "margin": margin, "outcome": outcome, "sd": sd, "up": int((d > 0).sum()), "down": int((d < 0).sum()),
-            # after a stop: the median-unbiased estimate; while undecided with looks left: conditional power
-            "adjusted": after_stopping.median_unbiased(d, k, looks, margin) if stopped and sd > 0 else None,
-            "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin)}
+    return {
+        "look": k,
+        "looks": len(looks),
+        "n": int(d.size),
+        "mean": mean,
+        "low": low,
+        "high": high,
+        "margin": margin,
+        "outcome": outcome,
+        "sd": sd,
+        "up": int((d > 0).sum()),
+        "down": int((d < 0).sum()),
+        # after a stop: the median-unbiased estimate; while undecided with looks left: conditional power
+        "adjusted": after_stopping.median_unbiased(d, k, looks, margin) if stopped and sd > 0 else None,
+        "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin),
+    }
 
 
 def shadow_agreement(rt: RuntimeRows, stood: dict | None = None) -> dict | None:
@@ -147,12 +165,21 @@ def shadow_agreement(rt: RuntimeRows, stood: dict | None = None) -> dict | None:
     for f in rt.flips:
         key = (f["reference_action"], f["action"])
         pairs[key] = pairs.get(key, 0) + 1
-    return {"episodes": len(seeds), "decisions": int(decisions.sum()), "same": int(same.sum()),
-            "fraction": fraction, "low": low, "high": high, "flips": int(decisions.sum() - same.sum()),
-            "zero_upper": stats.zero_event_upper(int(decisions.sum())) if same.sum() == decisions.sum() else None,
-            "episodes_with_flip": len(firsts), "first_flip_steps": firsts, "pairs": pairs,
-            "flip_margins": [f["reference_margin"] for f in rt.flips],
-            "stood_in": {"games": len(stood), "checked": sum(c for c, _ in stood.values())} if stood else None}
+    return {
+        "episodes": len(seeds),
+        "decisions": int(decisions.sum()),
+        "same": int(same.sum()),
+        "fraction": fraction,
+        "low": low,
+        "high": high,
+        "flips": int(decisions.sum() - same.sum()),
+        "zero_upper": stats.zero_event_upper(int(decisions.sum())) if same.sum() == decisions.sum() else None,
+        "episodes_with_flip": len(firsts),
+        "first_flip_steps": firsts,
+        "pairs": pairs,
+        "flip_margins": [f["reference_margin"] for f in rt.flips],
+        "stood_in": {"games": len(stood), "checked": sum(c for c, _ in stood.values())} if stood else None,
+    }
 
 
 def flips_by_margin(rt: RuntimeRows, reference: RuntimeRows) -> list[tuple[int, int]]:
@@ -171,8 +198,15 @@ def standing_check(rt: RuntimeRows, reference: RuntimeRows, run: dict) -> dict |
     seeds, _ = design(run)
     check = seeds[: run.get("settings", {}).get("check_seeds", 0)]
     played = {e["seed"] for e in rt.episodes if e["source"] is None}
-    tested = [s for s in check if s in rt.shadow and rt.shadow[s]["first_flip"] is None
-              and s in played and s in rt.traces and s in reference.traces]
+    tested = [
+        s
+        for s in check
+        if s in rt.shadow
+        and rt.shadow[s]["first_flip"] is None
+        and s in played
+        and s in rt.traces
+        and s in reference.traces
+    ]
     if not tested:
         return None
     failed = [s for s in tested if rt.traces[s] != reference.traces[s]]
@@ -196,13 +230,19 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
             r.latency = latency_summary(rt, r.keyed)
             if reference is not None and reference.rounds and not r.is_reference:
                 ref_keyed = keyed_rounds(reference)
-                r.ratios = {q: latency_stats.ratio_interval(r.keyed, ref_keyed, q, boots=boots(reference))
-                            for q in latency_stats.STATISTICS}
+                r.ratios = {
+                    q: latency_stats.ratio_interval(r.keyed, ref_keyed, q, boots=boots(reference))
+                    for q in latency_stats.STATISTICS
+                }
                 gated = r.ratios.get(gates.speed_statistic)
                 r.ratio = (gated["value"], gated["low"], gated["high"]) if gated else None
         r.throughput = {b: stats.throughput(b, s) for b, s in sorted(rt.batch_seconds.items()) if s.size}
-        if rt.state_q is not None and reference is not None and reference.state_q is not None \
-                and rt.state_q.shape == reference.state_q.shape:
+        if (
+            rt.state_q is not None
+            and reference is not None
+            and reference.state_q is not None
+            and rt.state_q.shape == reference.state_q.shape
+        ):
             r.agreement = stats.agreement(reference.state_q, rt.state_q)
         if rt.episodes:
             scores = [e["score"] for e in rt.episodes]
@@ -218,10 +258,12 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                 ref_scores = [ref_by_seed[s] for s in sorted(_scores_by_seed(rt)) if s in ref_by_seed]
                 if len(ref_scores) >= 2:
                     r.secondary = {
-                        "iqm": stats.interquartile_mean(scores), "iqm_ci": stats.iqm_ci(scores),
+                        "iqm": stats.interquartile_mean(scores),
+                        "iqm_ci": stats.iqm_ci(scores),
                         "iqm_reference": stats.interquartile_mean(ref_scores),
                         "poi": stats.probability_of_improvement(scores, ref_scores),
-                        "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores)}
+                        "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores),
+                    }
         r.reproduction = reproduction(rt, run)
         if reference is not None and not r.is_reference:
             r.shadow = shadow_agreement(rt, stood_in(rt, reference))
@@ -242,7 +284,7 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
         differed = ref_twin or (r.twin if r.twin and r.twin["differing"] else None)
         r.verdict = judge(gates, r.ratios.get(gates.speed_statistic), r.shadow, r.play, differed)
         faster = next((g for g in r.verdict.gates if g.gate == "faster"), None)
-        if faster is not None and r.ratios:   # beside the speed verdict: its rounds under other processes' load
+        if faster is not None and r.ratios:  # beside the speed verdict: its rounds under other processes' load
             faster.detail["load"] = load_summary(run, [r.rows.runtime_id, reference_id])
 
     comparisons = []
@@ -257,8 +299,23 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
         if r.ratios:
             r.load = load_summary(run, [r.rows.runtime_id, reference_id])
     ref_est = reference.runtime_id if reference is not None else None
-    measured = next((r.latency["est"][gates.speed_statistic] for r in results
-                     if r.rows.runtime_id == ref_est and r.latency and r.latency["est"].get(gates.speed_statistic)),
-                    None)
-    return RunResult(run, reference_id, results, comparisons, gates, withheld, drift, load_summary(run),
-                     measured["measurements"] if measured else 0, rejudged(run, gates))
+    measured = next(
+        (
+            r.latency["est"][gates.speed_statistic]
+            for r in results
+            if r.rows.runtime_id == ref_est and r.latency and r.latency["est"].get(gates.speed_statistic)
+        ),
+        None,
+    )
+    return RunResult(
+        run,
+        reference_id,
+        results,
+        comparisons,
+        gates,
+        withheld,
+        drift,
+        load_summary(run),
+        measured["measurements"] if measured else 0,
+        rejudged(run, gates),
+    )

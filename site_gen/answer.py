@@ -2,6 +2,7 @@
 interval), whether it picks the reference's actions, whether it plays as well (its mean difference and interval
 against the margin), the decision and its scope; then one line for the other runtimes that pass and one for each
 outcome of those that do not, with the reason. Every line with a number is a claim (``claims.say``)."""
+
 from __future__ import annotations
 
 from . import claims
@@ -19,21 +20,45 @@ def answer_lines(res: RunResult, t) -> list[dict]:
     else:
         lines = _recommended(res, rec["runtime"], t)
     judged = [r for r in res.runtimes if r.verdict]
-    worthy = [r for r in judged if r.verdict.outcome == "deployment-worthy" and (rec is None or r is not rec["runtime"])]
+    worthy = [
+        r for r in judged if r.verdict.outcome == "deployment-worthy" and (rec is None or r is not rec["runtime"])
+    ]
     if worthy:
         e = {"outcomes": [r.verdict.outcome for r in worthy], "n": len(worthy)}
-        lines.append({"label": t("ans_label_also"), "text": claims.say(
-            t, "verdict_group", claims.count_key("ans_also", len(worthy)), e, "deployment-worthy", n=len(worthy),
-            runtimes=claims.titles([r.rows.title for r in worthy], t))})
+        lines.append(
+            {
+                "label": t("ans_label_also"),
+                "text": claims.say(
+                    t,
+                    "verdict_group",
+                    claims.count_key("ans_also", len(worthy)),
+                    e,
+                    "deployment-worthy",
+                    n=len(worthy),
+                    runtimes=claims.titles([r.rows.title for r in worthy], t),
+                ),
+            }
+        )
     for outcome, why in (("not-adopted", failed_why), ("undecided", undecided_why)):
         group = [r for r in judged if r.verdict.outcome == outcome]
         if not group:
             continue
         e = {"outcomes": [r.verdict.outcome for r in group], "n": len(group)}
         named = t("semi").join(t("paren", a=r.rows.title, b=why(r, t)) for r in group)
-        lines.append({"label": t(f"ans_label_{outcome}"), "text": claims.say(
-            t, "verdict_group", claims.count_key(f"ans_{outcome}", len(group)), e, outcome, n=len(group),
-            runtimes=named)})
+        lines.append(
+            {
+                "label": t(f"ans_label_{outcome}"),
+                "text": claims.say(
+                    t,
+                    "verdict_group",
+                    claims.count_key(f"ans_{outcome}", len(group)),
+                    e,
+                    outcome,
+                    n=len(group),
+                    runtimes=named,
+                ),
+            }
+        )
     return lines
 
 
@@ -41,24 +66,50 @@ def _recommended(res: RunResult, r, t) -> list[dict]:
     q, ref = res.gates.speed_statistic, res.runtime(res.reference_id)
     rid = r.rows.runtime_id
     others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
-    use = claims.say(t, "recommend", "ans_use", {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others},
-                     rid, runtime=r.rows.title)
+    use = claims.say(
+        t,
+        "recommend",
+        "ans_use",
+        {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others},
+        rid,
+        runtime=r.rows.title,
+    )
     ratio = r.ratios[q]
-    fast = claims.say(t, claims.speed_kind(ratio), "ans_speed", ratio, rid, stat=stat_name(res),
-                      speed=speed(ratio, t, rid), value=f"{r.latency[q]:.3f}", ref_value=f"{ref.latency[q]:.3f}")
+    fast = claims.say(
+        t,
+        claims.speed_kind(ratio),
+        "ans_speed",
+        ratio,
+        rid,
+        stat=stat_name(res),
+        speed=speed(ratio, t, rid),
+        value=f"{r.latency[q]:.3f}",
+        ref_value=f"{ref.latency[q]:.3f}",
+    )
     s = r.shadow
     if s["flips"] == 0:
         same = claims.say(t, "exact", "ans_same_exact", s, rid, decisions=f"{s['decisions']:,}")
     else:
         gate = res.gates.min_same_action_fraction
-        same = claims.say(t, "agreement_pass", "ans_same", {"low": s["low"], "high": s["high"], "gate": gate}, rid,
-                          same=pct(s["fraction"], 2), decisions=f"{s['decisions']:,}", low=pct(s["low"], 2),
-                          threshold=pct(gate, 0))
-    lines = [{"label": t("ans_label_use"), "text": use}, {"label": t("ans_label_speed"), "text": fast},
-             {"label": t("ans_label_same"), "text": same},
-             {"label": t("ans_label_play"), "text": play_claim(r.play, t, rid, prefix="ans_play")},
-             {"label": t("ans_label_decision"), "text": t("ans_decision", outcome=t("outcome_deployment-worthy"))},
-             {"label": t("ans_label_scope"), "text": scope_text(res, t, "scope_bare")}]
-    if r.reproduction and r.reproduction["reproducible"] is not True:   # what a deployer must know
+        same = claims.say(
+            t,
+            "agreement_pass",
+            "ans_same",
+            {"low": s["low"], "high": s["high"], "gate": gate},
+            rid,
+            same=pct(s["fraction"], 2),
+            decisions=f"{s['decisions']:,}",
+            low=pct(s["low"], 2),
+            threshold=pct(gate, 0),
+        )
+    lines = [
+        {"label": t("ans_label_use"), "text": use},
+        {"label": t("ans_label_speed"), "text": fast},
+        {"label": t("ans_label_same"), "text": same},
+        {"label": t("ans_label_play"), "text": play_claim(r.play, t, rid, prefix="ans_play")},
+        {"label": t("ans_label_decision"), "text": t("ans_decision", outcome=t("outcome_deployment-worthy"))},
+        {"label": t("ans_label_scope"), "text": scope_text(res, t, "scope_bare")},
+    ]
+    if r.reproduction and r.reproduction["reproducible"] is not True:  # what a deployer must know
         lines.append({"label": t("ans_label_mind"), "text": reproduction(r.reproduction, t, rid)})
     return lines

@@ -1,4 +1,5 @@
 """``rtreport build``: DuckDB files in, a static bilingual site out (byte-deterministic, no network)."""
+
 from __future__ import annotations
 
 import os
@@ -23,14 +24,18 @@ def find_inputs(items: list[Path]) -> list[Path]:
             found = sorted(item.glob("*.duckdb"))
             if not found:
                 left = skipped_notes([item])
-                raise UserError(f"{item} holds no .duckdb files: run rtreport collect first, or give the files"
-                                + "".join(f"; {note}" for note in left))
+                raise UserError(
+                    f"{item} holds no .duckdb files: run rtreport collect first, or give the files"
+                    + "".join(f"; {note}" for note in left)
+                )
             files += found
         elif item.exists():
             files.append(item)
         elif item == Path("data") and len(items) == 1:
-            raise UserError("no ./data folder here: run rtreport build where rtreport collect wrote data/, "
-                            "or give the DuckDB files or folders to build from")
+            raise UserError(
+                "no ./data folder here: run rtreport build where rtreport collect wrote data/, "
+                "or give the DuckDB files or folders to build from"
+            )
         else:
             raise UserError(f"{item}: no such file or folder")
     return files
@@ -51,11 +56,15 @@ def skipped_notes(items: list[Path]) -> list[str]:
             if _alive(pid):
                 notes.append(f"skipped {p}: a collect (pid {pid}) is still writing it; build it when that run ends")
             elif not p.with_name(p.name + ".wal").exists() and p.stat().st_size <= 1 << 20:
-                notes.append(f"skipped {p}: a run to {out.name} that stopped unexpectedly, and its log {p.name}.wal, "
-                             "which held what it measured, is gone; rtreport build " + str(p) + " says what is left")
+                notes.append(
+                    f"skipped {p}: a run to {out.name} that stopped unexpectedly, and its log {p.name}.wal, "
+                    "which held what it measured, is gone; rtreport build " + str(p) + " says what is left"
+                )
             else:
-                notes.append(f"skipped {p}: a run to {out.name} that stopped unexpectedly (pid {pid} is gone); "
-                             f"rtreport collect --resume {out} continues it, rtreport build {p} publishes it")
+                notes.append(
+                    f"skipped {p}: a run to {out.name} that stopped unexpectedly (pid {pid} is gone); "
+                    f"rtreport collect --resume {out} continues it, rtreport build {p} publishes it"
+                )
     return notes
 
 
@@ -73,8 +82,10 @@ def _check_out(out: Path) -> None:
     """Only a folder that is absent, empty or built by rtreport before may be replaced."""
     here = Path.cwd().resolve()
     if out.resolve() == here or out.resolve() in here.parents:
-        raise UserError(f"--out {out} is the folder you are in (or holds it), and a build replaces its --out folder "
-                        "as a whole; give a folder inside it, e.g. --out site")
+        raise UserError(
+            f"--out {out} is the folder you are in (or holds it), and a build replaces its --out folder "
+            "as a whole; give a folder inside it, e.g. --out site"
+        )
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file, not a folder")
     if out.is_dir():
@@ -115,8 +126,11 @@ def _swap_in(new: Path, out: Path, notes: list | None = None) -> None:
         (new / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(out / f, new / f, follow_symlinks=False)
     if kept and notes is not None:
-        notes.append(f"kept {len(kept)} file{'s' * (len(kept) != 1)} in {out} that rtreport did not write: "
-                     + ", ".join(kept[:5]) + (", …" if len(kept) > 5 else ""))
+        notes.append(
+            f"kept {len(kept)} file{'s' * (len(kept) != 1)} in {out} that rtreport did not write: "
+            + ", ".join(kept[:5])
+            + (", …" if len(kept) > 5 else "")
+        )
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     if out.exists():
         os.replace(out, old)
@@ -130,8 +144,13 @@ def _swap_in(new: Path, out: Path, notes: list | None = None) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def load_runs(db_paths: list[Path], allow_invalid: bool = False, notes: list | None = None,
-              cache: RunCache | None = None, ready: dict | None = None) -> list:
+def load_runs(
+    db_paths: list[Path],
+    allow_invalid: bool = False,
+    notes: list | None = None,
+    cache: RunCache | None = None,
+    ready: dict | None = None,
+) -> list:
     """Every file's run, or one error line per file that cannot be used (all of them, not just the first).
     ``notes`` gets a line for each run published although not complete, and why. A file found in ``cache``
     is not read: ``ready`` gets its runs' results, by ``id`` of the run."""
@@ -168,13 +187,23 @@ def display_labels(runs) -> list[str]:
     counts: dict[str, int] = {}
     for run in runs:
         counts[run.run["label"]] = counts.get(run.run["label"], 0) + 1
-    return [run.run["label"] if counts[run.run["label"]] == 1 else
-            f"{run.run['label']} ({str(run.run['started_at'])[:16]}, {run.source.name})" for run in runs]
+    return [
+        run.run["label"]
+        if counts[run.run["label"]] == 1
+        else f"{run.run['label']} ({str(run.run['started_at'])[:16]}, {run.source.name})"
+        for run in runs
+    ]
 
 
-def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
-               allow_invalid: bool = False, base_url: str | None = None, notes: list | None = None,
-               use_cache: bool = True) -> list[Path]:
+def build_site(
+    db_paths: list[Path],
+    out: Path,
+    gates_path: Path | None = None,
+    allow_invalid: bool = False,
+    base_url: str | None = None,
+    notes: list | None = None,
+    use_cache: bool = True,
+) -> list[Path]:
     """Build into a temporary folder beside ``out`` and swap it in once every page is written; on any
     failure the previous site stays as it was. Files analysed before are taken from the cache (``cache.py``)."""
     if not db_paths:
@@ -209,6 +238,7 @@ def build_site(db_paths: list[Path], out: Path, gates_path: Path | None = None,
         shutil.rmtree(tmp, ignore_errors=True)
         source = f" from {doing['source']}" if doing["source"] else ""
         first = (str(e).strip().splitlines() or [""])[0][:200]
-        raise UserError(f"build failed {doing['what']}{source} ({type(e).__name__}: {first}); "
-                        f"the site in {out} is unchanged") from None
+        raise UserError(
+            f"build failed {doing['what']}{source} ({type(e).__name__}: {first}); the site in {out} is unchanged"
+        ) from None
     return [out / p.relative_to(tmp) for p in written]

@@ -10,6 +10,7 @@ for byte (``tests/test_build_cache.py``). Where the entry lives: ``$RTREPORT_CAC
 owns them; one that cannot be read is a miss, and a cache that cannot be written is skipped, never an error.
 Entries not used for ``KEEP_DAYS`` are removed when a build writes a new one.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-FORMAT = "runs-v1"     # the folder of this layout: a new layout takes a new name
+FORMAT = "runs-v1"  # the folder of this layout: a new layout takes a new name
 KEEP_DAYS = 30
 _PACKAGES = ("site_gen", "rtreport")
 
@@ -82,7 +83,7 @@ class RunCache:
         except Exception:
             self.misses += 1
             return None
-        for res in results:           # what depends on where the file is, not on what it holds
+        for res in results:  # what depends on where the file is, not on what it holds
             res.rows.source = Path(path)
             res.gates = self.gates
         self.hits += 1

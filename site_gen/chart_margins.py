@@ -1,6 +1,7 @@
 """Where a chart's text goes, decided when the site is built: the room a legend below the plot takes and the
 margins of every chart (pure). plotly.js draws a chart once when nothing in its margins needs more room than it
 was given; with ``automargin`` it measures after drawing and draws again (docs/page-speed.md)."""
+
 from __future__ import annotations
 
 
@@ -17,13 +18,13 @@ def legend_room(names) -> int:
 ROW_MARGIN = {"l": 20, "r": 24}
 Y_LABELS_LEFT = 72
 TITLE_STANDOFF = 6
-PHONE_PLOT_WIDTH, WIDE_PLOT_WIDTH = 340, 700   # px a legend row may fill: a 390 px phone, a desktop column
+PHONE_PLOT_WIDTH, WIDE_PLOT_WIDTH = 340, 700  # px a legend row may fill: a 390 px phone, a desktop column
 
 
 def _text_px(text: str) -> float:
     """About how wide a legend entry's longest line is in 12 px type (a CJK character twice a Latin one)."""
     lines = text.split("<br>")
-    return max(sum(12.5 if ord(c) > 0x2e80 else 6.6 for c in line) for line in lines)
+    return max(sum(12.5 if ord(c) > 0x2E80 else 6.6 for c in line) for line in lines)
 
 
 def legend_px(names, width: int) -> int:
@@ -35,8 +36,8 @@ def legend_px(names, width: int) -> int:
     if not names:
         return 28
     per_row = len(names) if sum(widths) <= width else max(1, int(width // max(widths)))
-    rows = [max(1 + name.count("<br>") for name in names[i:i + per_row]) for i in range(0, len(names), per_row)]
-    return 28 + sum(19 * n + 2 for n in rows if n)   # its padding, and each row
+    rows = [max(1 + name.count("<br>") for name in names[i : i + per_row]) for i in range(0, len(names), per_row)]
+    return 28 + sum(19 * n + 2 for n in rows if n)  # its padding, and each row
 
 
 def set_margins(fig: dict, legend=None, y_labels: bool = False) -> dict:
@@ -48,7 +49,7 @@ def set_margins(fig: dict, legend=None, y_labels: bool = False) -> dict:
     for axis in ("xaxis", "yaxis"):
         if axis in layout:
             layout[axis]["automargin"] = False
-            if "title" in layout[axis]:   # a title placed from its tick labels' measured depth, not the font's
+            if "title" in layout[axis]:  # a title placed from its tick labels' measured depth, not the font's
                 layout[axis]["title"]["standoff"] = TITLE_STANDOFF
     margin = layout["margin"]
     margin.update({k: max(margin[k], v) for k, v in ROW_MARGIN.items()})

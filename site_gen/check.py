@@ -1,4 +1,5 @@
 """``rtreport check FILE``: what ``rtreport build`` would say of a run file's integrity, from the shell."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,8 +17,12 @@ def check_file(path: Path, echo) -> int:
     path = Path(path)
     con = open_run_file(path)
     try:
-        runs = [(label, status, integrity.verify(con, run_id)) for run_id, label, status in con.execute(
-            "SELECT run_id, label, status FROM runs ORDER BY started_at, run_id").fetchall()]
+        runs = [
+            (label, status, integrity.verify(con, run_id))
+            for run_id, label, status in con.execute(
+                "SELECT run_id, label, status FROM runs ORDER BY started_at, run_id"
+            ).fetchall()
+        ]
     except duckdb.Error as e:
         raise UserError(duckdb_problem(path, e)) from None
     finally:

@@ -1,12 +1,17 @@
 """Whether runs measured the same thing: the same model, fixed states, seeds and game protocol. Runs that
 differ may still be shown side by side, but never without a notice that says what differs (pure)."""
+
 from __future__ import annotations
 
 import json
 
 # (run column, i18n key of what it is)
-BASIS = (("model_sha256", "basis_model"), ("fixed_states_sha256", "basis_fixed_states"),
-         ("seeds_sha256", "basis_seeds"), ("protocol", "basis_protocol"))
+BASIS = (
+    ("model_sha256", "basis_model"),
+    ("fixed_states_sha256", "basis_fixed_states"),
+    ("seeds_sha256", "basis_seeds"),
+    ("protocol", "basis_protocol"),
+)
 
 
 def _value(run: dict, column: str):

@@ -1,20 +1,37 @@
 """Runs and runtimes described in words, in the reader's language: banners, scope, provenance, TF32 states.
 Everything here is read from the run's file (``load.RunRows``); nothing is computed beyond formatting."""
+
 from __future__ import annotations
 
 from .analysis import RunResult
 from .i18n import Translator
 
 # How the libraries runners report (``libraries`` of a runtime row) are named on the pages.
-LIBRARY_NAMES = {"torch": "PyTorch", "onnxruntime": "ONNX Runtime", "tensorrt": "TensorRT",
-                 "tensorrt_rtx": "TensorRT-RTX", "triton": "Triton", "cudnn": "cuDNN", "cuda": "CUDA",
-                 "openvino": "OpenVINO", "nncf": "NNCF"}
+LIBRARY_NAMES = {
+    "torch": "PyTorch",
+    "onnxruntime": "ONNX Runtime",
+    "tensorrt": "TensorRT",
+    "tensorrt_rtx": "TensorRT-RTX",
+    "triton": "Triton",
+    "cudnn": "cuDNN",
+    "cuda": "CUDA",
+    "openvino": "OpenVINO",
+    "nncf": "NNCF",
+}
 # every library a runtime that ran was built on: a verdict is scoped to their versions
 SCOPE_LIBRARIES = ("torch", "onnxruntime", "tensorrt", "tensorrt_rtx", "openvino", "nncf")
 SWITCH_ORDER = ("matmul", "cudnn")
 # Provenance lists the environment in this order (the runtimes' libraries first), then the rest by name.
-ENVIRONMENT_ORDER = ("torch", "onnxruntime", "onnxruntime-gpu", "tensorrt", "tensorrt-rtx", "ale-py", "gymnasium",
-                     "numpy")
+ENVIRONMENT_ORDER = (
+    "torch",
+    "onnxruntime",
+    "onnxruntime-gpu",
+    "tensorrt",
+    "tensorrt-rtx",
+    "ale-py",
+    "gymnasium",
+    "numpy",
+)
 
 
 def libraries_used(res: RunResult) -> dict:
@@ -29,8 +46,15 @@ def libraries_used(res: RunResult) -> dict:
 
 def machine_description(res: RunResult) -> str:
     run = res.rows.run
-    return " · ".join(x for x in (run.get("gpu_name") or run.get("cpu"), run.get("os"), run.get("started_at")
-                                  and str(run["started_at"])[:19]) if x)
+    return " · ".join(
+        x
+        for x in (
+            run.get("gpu_name") or run.get("cpu"),
+            run.get("os"),
+            run.get("started_at") and str(run["started_at"])[:19],
+        )
+        if x
+    )
 
 
 def scope_text(res: RunResult, t: Translator, key: str = "scope") -> str:
@@ -38,12 +62,22 @@ def scope_text(res: RunResult, t: Translator, key: str = "scope") -> str:
     own label, "scope_bare" is the text alone (beside a label of its own)."""
     run = res.rows.run
     used = libraries_used(res)
-    versions = t("sep").join([f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used] +
-                         [f"{name} {run[key]}" for name, key in (("CUDA", "cuda_version"), (t("driver"), "gpu_driver"))
-                          if run.get(key)])
-    return t(key, model=run['model_path'].rsplit('/', 1)[-1], sha=run['model_sha256'][:12],
-             machine=run.get("gpu_name") or run.get("cpu") or "?", versions=versions,
-             workload=workload_text(res, t))
+    versions = t("sep").join(
+        [f"{LIBRARY_NAMES[k]} {used[k]}" for k in SCOPE_LIBRARIES if k in used]
+        + [
+            f"{name} {run[key]}"
+            for name, key in (("CUDA", "cuda_version"), (t("driver"), "gpu_driver"))
+            if run.get(key)
+        ]
+    )
+    return t(
+        key,
+        model=run["model_path"].rsplit("/", 1)[-1],
+        sha=run["model_sha256"][:12],
+        machine=run.get("gpu_name") or run.get("cpu") or "?",
+        versions=versions,
+        workload=workload_text(res, t),
+    )
 
 
 def workload_text(res: RunResult, t: Translator) -> str:
@@ -52,12 +86,22 @@ def workload_text(res: RunResult, t: Translator) -> str:
     listed = len(settings.get("seeds", []))
     ref = res.runtime(res.reference_id) if res.reference_id else None
     played = len(ref.rows.episodes) if ref is not None else 0
-    return t("workload_text", states=settings.get("states", "?"), played=f"{played:,}", seeds=f"{listed:,}",
-             epsilon=res.rows.run.get("eval_epsilon"))
+    return t(
+        "workload_text",
+        states=settings.get("states", "?"),
+        played=f"{played:,}",
+        seeds=f"{listed:,}",
+        epsilon=res.rows.run.get("eval_epsilon"),
+    )
 
 
-TF32_KEYS = {"off": "tf32_off", "on": "tf32_on", "not-applicable": "tf32_cpu", "by-types": "tf32_typed",
-             "default": "tf32_default"}
+TF32_KEYS = {
+    "off": "tf32_off",
+    "on": "tf32_on",
+    "not-applicable": "tf32_cpu",
+    "by-types": "tf32_typed",
+    "default": "tf32_default",
+}
 
 
 def tf32_text(numerics: dict, t) -> str:
@@ -69,8 +113,11 @@ def tf32_text(numerics: dict, t) -> str:
     switches = (numerics or {}).get("switches") or {}
     words = {True: t("tf32_on"), False: t("tf32_off")}
     order = sorted(switches, key=lambda k: (SWITCH_ORDER.index(k) if k in SWITCH_ORDER else len(SWITCH_ORDER), k))
-    shown = t("sep").join(f"{LIBRARY_NAMES.get(k, k)} {words[v]}" if isinstance(v, bool) else f"{k}={v}"
-                          for k in order for v in (switches[k],))
+    shown = t("sep").join(
+        f"{LIBRARY_NAMES.get(k, k)} {words[v]}" if isinstance(v, bool) else f"{k}={v}"
+        for k in order
+        for v in (switches[k],)
+    )
     return t("paren", a=t(TF32_KEYS[state]), b=shown) if shown else t(TF32_KEYS[state])
 
 
@@ -81,8 +128,13 @@ def banners(res: RunResult, t: Translator) -> list[str]:
     if run["status"] == "running":
         out.append(t("stopped_banner"))
     elif run["status"] != "complete":
-        out.append(t("partial_banner", status=t(f"status_word_{run['status']}") if run["status"] == "incomplete"
-                     else run["status"], detail=status_detail_text(run.get("status_detail"), t)))
+        out.append(
+            t(
+                "partial_banner",
+                status=t(f"status_word_{run['status']}") if run["status"] == "incomplete" else run["status"],
+                detail=status_detail_text(run.get("status_detail"), t),
+            )
+        )
     if run.get("profile") == "quick":
         out.append(t("smoke_banner"))
     if res.drift:
@@ -96,15 +148,20 @@ def banners(res: RunResult, t: Translator) -> list[str]:
     if res.withheld == "no-reference":
         out.append(t("no_reference_banner"))
     elif res.withheld == "reference-not-measured":
-        out.append(t("reference_failed_banner", ref=res.reference_id,
-                     status=t(f"status_{ref.rows.status}") if ref else t("status_not_run")))
+        out.append(
+            t(
+                "reference_failed_banner",
+                ref=res.reference_id,
+                status=t(f"status_{ref.rows.status}") if ref else t("status_not_run"),
+            )
+        )
     elif ref and not res.reference_id.startswith("torch-"):
         why = "why_onnx_model" if run.get("model_format") == "onnx" else "why_not_measured"
         out.append(t("other_reference_banner", ref=ref.rows.title, why=t(why)))
     return out
 
 
-MIXED_ONNXRUNTIME = "mixed-onnxruntime"   # the key collect.provenance records it under
+MIXED_ONNXRUNTIME = "mixed-onnxruntime"  # the key collect.provenance records it under
 
 
 def provenance_banners(run: dict, t: Translator) -> list[str]:
@@ -121,19 +178,33 @@ def provenance_banners(run: dict, t: Translator) -> list[str]:
 
 def plugin_packages(res: RunResult, t: Translator) -> str | None:
     """Runtimes from other packages: each with its package, version and the hash of the package's files."""
-    named = [t("plugin_package", runtime=r.rows.title, name=p["name"], version=p["version"], sha=p["sha256"])
-             for r in res.runtimes for p in [(r.rows.details or {}).get("package")] if p]
+    named = [
+        t("plugin_package", runtime=r.rows.title, name=p["name"], version=p["version"], sha=p["sha256"])
+        for r in res.runtimes
+        for p in [(r.rows.details or {}).get("package")]
+        if p
+    ]
     return t("semi").join(named) or None
 
 
 def contents_text(res: RunResult, t: Translator) -> list[str]:
     """What the file holds, in words (a run cut short or limited to a few runtimes says so plainly)."""
     measured = [r for r in res.runtimes if r.latency or r.agreement or r.scores]
-    lines = [t("contents_none") if not measured else
-             t("contents", measured=len(measured), listed=len(res.runtimes),
-               ids=t("sep").join(r.rows.runtime_id for r in measured))]
-    if measured and all(r.is_reference for r in measured) and res.withheld not in ("no-reference",
-                                                                                   "reference-not-measured"):
+    lines = [
+        t("contents_none")
+        if not measured
+        else t(
+            "contents",
+            measured=len(measured),
+            listed=len(res.runtimes),
+            ids=t("sep").join(r.rows.runtime_id for r in measured),
+        )
+    ]
+    if (
+        measured
+        and all(r.is_reference for r in measured)
+        and res.withheld not in ("no-reference", "reference-not-measured")
+    ):
         lines.append(t("only_reference"))
     return lines
 
@@ -144,25 +215,32 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
     status = run["status"]
     versions = [f"python {run['python_version']}"] if run.get("python_version") else []
     env = run.get("environment") or {}
-    names = sorted(env, key=lambda k: (ENVIRONMENT_ORDER.index(k) if k in ENVIRONMENT_ORDER else len(ENVIRONMENT_ORDER), k))
+    names = sorted(
+        env, key=lambda k: (ENVIRONMENT_ORDER.index(k) if k in ENVIRONMENT_ORDER else len(ENVIRONMENT_ORDER), k)
+    )
     versions += [f"{k} {env[k]}" for k in names if env[k] and k != MIXED_ONNXRUNTIME]
     versions += [f"rtreport {run['rtreport_version']}"] if run.get("rtreport_version") else []
     profile = run.get("profile")
-    rows = [(t("prov_label"), run["label"]), (t("prov_run"), run["run_id"]),
-            (t("prov_started"), str(run["started_at"])[:19]),
-            (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
-            (t("prov_status"), t(f"status_word_{status}") if status in ("running", "incomplete", "complete")
-             else status),
-            (t("prov_profile"), t(f"profile_{profile}") if f"profile_{profile}" in t.strings else profile),
-            (t("prov_host"), run.get("host")), (t("prov_os"), run.get("os")),
-            (t("prov_cpu"), f"{run.get('cpu')} ({run.get('cpu_count')})"),
-            (t("prov_gpu"), run.get("gpu_name") or t("none")), (t("prov_driver"), run.get("gpu_driver") or t("none")),
-            (t("prov_cuda"), run.get("cuda_version") or t("none")),
-            (t("prov_versions"), ", ".join(versions))]
+    rows = [
+        (t("prov_label"), run["label"]),
+        (t("prov_run"), run["run_id"]),
+        (t("prov_started"), str(run["started_at"])[:19]),
+        (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
+        (t("prov_status"), t(f"status_word_{status}") if status in ("running", "incomplete", "complete") else status),
+        (t("prov_profile"), t(f"profile_{profile}") if f"profile_{profile}" in t.strings else profile),
+        (t("prov_host"), run.get("host")),
+        (t("prov_os"), run.get("os")),
+        (t("prov_cpu"), f"{run.get('cpu')} ({run.get('cpu_count')})"),
+        (t("prov_gpu"), run.get("gpu_name") or t("none")),
+        (t("prov_driver"), run.get("gpu_driver") or t("none")),
+        (t("prov_cuda"), run.get("cuda_version") or t("none")),
+        (t("prov_versions"), ", ".join(versions)),
+    ]
     if run.get("code_version"):
         dirty = run["code_version"].endswith("-dirty")
-        rows.append((t("prov_code_version"), t("code_dirty", version=run["code_version"]) if dirty
-                     else run["code_version"]))
+        rows.append(
+            (t("prov_code_version"), t("code_dirty", version=run["code_version"]) if dirty else run["code_version"])
+        )
     if run.get("code_hash"):
         rows.append((t("prov_code_hash"), run["code_hash"]))
     if plugins := plugin_packages(res, t):
@@ -173,20 +251,31 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
     for key, label in (("fixed_states_sha256", "prov_fixed_states"), ("seeds_sha256", "prov_seeds")):
         if run.get(key):
             rows.append((t(label), f"sha256 {run[key]}"))
-    rows += [(t("prov_reference"), ref.rows.title if ref else t("none")),
-             (t("prov_tf32"), tf32_text(ref.rows.numerics, t) if ref else t("none")),
-             (t("prov_source"), res.rows.source.name)]
+    rows += [
+        (t("prov_reference"), ref.rows.title if ref else t("none")),
+        (t("prov_tf32"), tf32_text(ref.rows.numerics, t) if ref else t("none")),
+        (t("prov_source"), res.rows.source.name),
+    ]
     return rows
 
 
 def sessions_text(sessions: list[dict], t: Translator) -> str:
     """Each command that wrote the run (the first, then every --resume), and whether the measurement code changed."""
+
     def status(s):
         st = s.get("status")
         return t(f"status_word_{st}") if st in ("running", "incomplete", "complete") else str(st)
-    parts = [t("session_item", n=s["session"], start=str(s["started_at"])[:16],
-               end=str(s["finished_at"])[11:16] if s.get("finished_at") else "?", status=status(s))
-             for s in sessions]
+
+    parts = [
+        t(
+            "session_item",
+            n=s["session"],
+            start=str(s["started_at"])[:16],
+            end=str(s["finished_at"])[11:16] if s.get("finished_at") else "?",
+            status=status(s),
+        )
+        for s in sessions
+    ]
     text = t("sep").join(parts)
     hashes = sorted({s["code_hash"] for s in sessions if s.get("code_hash")})
     if len(hashes) > 1:
@@ -201,6 +290,7 @@ def status_detail_text(detail: str | None, t: Translator) -> str:
     """How a run stopped ("stopped by SIGTERM during play, look 2 of 5") in the reader's language; the recorded
     text itself when it has another shape (a fault's message)."""
     import re
+
     if not detail:
         return t("none")
     m = re.fullmatch(r"stopped by (SIG[A-Z]+) during (.+)", detail)
@@ -211,6 +301,7 @@ def status_detail_text(detail: str | None, t: Translator) -> str:
 
 def where_text(where: str, t: Translator) -> str:
     import re
+
     if m := re.fullmatch(r"play, look (\d+) of (\d+)", where):
         return t("where_play_look", k=m.group(1), n=m.group(2))
     if m := re.fullmatch(r"latency round (\d+) of (.+)", where):

@@ -1,6 +1,7 @@
 """What a machine's run found, in generated sentences (both languages): which runtime to use and why, how they
 rank in speed, which pass and fail and why, and the fixed-states-versus-play story when it occurs. Every number
 comes from the analysis; nothing here decides anything the gates did not."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,21 @@ import numpy as np
 from . import claims
 from .analysis import RunResult, RuntimeResult, head_to_head
 from .claims import titles
-from .wording import (conditional_power, gate_reason, gate_speed, next_range, pct, play_claim, play_evidence, reproduction,
-                      rounds_text, speed, speed_evidence, speed_needed, stat_name)
+from .wording import (
+    conditional_power,
+    gate_reason,
+    gate_speed,
+    next_range,
+    pct,
+    play_claim,
+    play_evidence,
+    reproduction,
+    rounds_text,
+    speed,
+    speed_evidence,
+    speed_needed,
+    stat_name,
+)
 
 
 def _speedup(r: RuntimeResult) -> float:
@@ -20,8 +34,10 @@ def recommendation(res: RunResult) -> dict | None:
     """The fastest deployment-worthy runtime and, when another passes too, the two compared directly: their own
     per-round ratio (best / runner-up, same statistic as the gate) and its interval. A tie only when that interval
     holds 1. None if no runtime passes."""
-    worthy = sorted([r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio],
-                    key=lambda r: r.ratio[0])
+    worthy = sorted(
+        [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio],
+        key=lambda r: r.ratio[0],
+    )
     if not worthy:
         return None
     best, out = worthy[0], {"runtime": worthy[0], "runner_up": None, "versus": None, "tie": False}
@@ -52,32 +68,65 @@ def recommendation_text(res: RunResult, t, versus: bool = True) -> str:
         if best_undecided:
             b = min(best_undecided, key=lambda r: r.ratio[0])
             e = {"value": b.ratio[0], "others": [r.ratio[0] for r in best_undecided]}
-            return claims.say(t, "fastest_point", "find_no_recommendation_undecided", e, b.rows.runtime_id,
-                              runtime=b.rows.title, stat=stat_name(res), times=f"{_speedup(b):.2f}",
-                              low=f"{1 / b.ratio[2]:.2f}", high=f"{1 / b.ratio[1]:.2f}", why=undecided_why(b, t))
+            return claims.say(
+                t,
+                "fastest_point",
+                "find_no_recommendation_undecided",
+                e,
+                b.rows.runtime_id,
+                runtime=b.rows.title,
+                stat=stat_name(res),
+                times=f"{_speedup(b):.2f}",
+                low=f"{1 / b.ratio[2]:.2f}",
+                high=f"{1 / b.ratio[1]:.2f}",
+                why=undecided_why(b, t),
+            )
         return t("find_no_recommendation")
     r, q = rec["runtime"], res.gates.speed_statistic
     others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
     evidence = {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others}
-    text = claims.say(t, "recommend", "find_recommend", evidence, r.rows.runtime_id, runtime=r.rows.title,
-             stat=stat_name(res), value=f"{r.latency[q]:.3f}", margin=f"{r.play['margin']:.2f}",
-             times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}", high=f"{1 / r.ratio[1]:.2f}",
-             rounds=rounds_text(r.ratios[q], t), next=next_range(r.ratios[q], t), ref=ref.rows.title,
-             ref_value=f"{ref.latency[q]:.3f}",
-             saved=f"{ref.latency[q] - r.latency[q]:.3f}",
-             same=pct(r.shadow["fraction"], 2), decisions=f"{r.shadow['decisions']:,}", seeds=f"{r.play['n']:,}",
-             play=play_claim(r.play, t, r.rows.runtime_id))
-    if r.reproduction and r.reproduction["reproducible"] is not True:   # part of the verdict a deployer must know
+    text = claims.say(
+        t,
+        "recommend",
+        "find_recommend",
+        evidence,
+        r.rows.runtime_id,
+        runtime=r.rows.title,
+        stat=stat_name(res),
+        value=f"{r.latency[q]:.3f}",
+        margin=f"{r.play['margin']:.2f}",
+        times=f"{_speedup(r):.2f}",
+        low=f"{1 / r.ratio[2]:.2f}",
+        high=f"{1 / r.ratio[1]:.2f}",
+        rounds=rounds_text(r.ratios[q], t),
+        next=next_range(r.ratios[q], t),
+        ref=ref.rows.title,
+        ref_value=f"{ref.latency[q]:.3f}",
+        saved=f"{ref.latency[q] - r.latency[q]:.3f}",
+        same=pct(r.shadow["fraction"], 2),
+        decisions=f"{r.shadow['decisions']:,}",
+        seeds=f"{r.play['n']:,}",
+        play=play_claim(r.play, t, r.rows.runtime_id),
+    )
+    if r.reproduction and r.reproduction["reproducible"] is not True:  # part of the verdict a deployer must know
         text += " " + t("find_recommend_not_reproducible", why=reproduction(r.reproduction, t, r.rows.runtime_id))
     if rec["runner_up"] is not None and versus:
         v, other = rec["versus"], rec["runner_up"].rows.title
         if v is None:
             text += " " + t("find_tie_unpaired", other=other)
-        else:   # the runner-up sentence claims what the two's own per-round ratio licenses, as its speed claim does
+        else:  # the runner-up sentence claims what the two's own per-round ratio licenses, as its speed claim does
             pair = f"{r.rows.runtime_id}/{rec['runner_up'].rows.runtime_id}"
-            text += " " + claims.say(t, claims.speed_kind(v), "find_tie" if rec["tie"] else "find_ahead", v, pair,
-                                     other=other, stat=stat_name(res), rounds=rounds_text(v, t),
-                                     speed=speed(v, t, pair, t("whose_runtime", runtime=other)))
+            text += " " + claims.say(
+                t,
+                claims.speed_kind(v),
+                "find_tie" if rec["tie"] else "find_ahead",
+                v,
+                pair,
+                other=other,
+                stat=stat_name(res),
+                rounds=rounds_text(v, t),
+                speed=speed(v, t, pair, t("whose_runtime", runtime=other)),
+            )
     return text
 
 
@@ -109,70 +158,170 @@ def trade_off(res: RunResult, t) -> list[str]:
     if not exact:
         return [t(claims.count_key("trade_none_exact", len(adopted)), n=len(adopted))]
     best = exact[0]
-    claims.say(t, "fastest_exact", "trade_exact_title", {"flips": best.shadow["flips"], "ratio": best.ratio[0],
-                                                          "others": [r.ratio[0] for r in exact]}, best.rows.runtime_id)
+    claims.say(
+        t,
+        "fastest_exact",
+        "trade_exact_title",
+        {"flips": best.shadow["flips"], "ratio": best.ratio[0], "others": [r.ratio[0] for r in exact]},
+        best.rows.runtime_id,
+    )
     if best is fast:
-        return [claims.say(t, "exact", "trade_is_exact", best.shadow, fast.rows.runtime_id,
-                           decisions=f"{best.shadow['decisions']:,}")]
+        return [
+            claims.say(
+                t,
+                "exact",
+                "trade_is_exact",
+                best.shadow,
+                fast.rows.runtime_id,
+                decisions=f"{best.shadow['decisions']:,}",
+            )
+        ]
     q, out = res.gates.speed_statistic, []
     v = head_to_head(fast, best, q)
     pair = f"{fast.rows.runtime_id}/{best.rows.runtime_id}"
-    out.append(t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title) if v is None else
-               claims.say(t, claims.speed_kind(v), "trade_speed", v, pair, fast=fast.rows.title, exact=best.rows.title,
-                          stat=stat_name(res), rounds=rounds_text(v, t),
-                          speed=speed(v, t, pair, t("whose_runtime", runtime=best.rows.title))))
+    out.append(
+        t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title)
+        if v is None
+        else claims.say(
+            t,
+            claims.speed_kind(v),
+            "trade_speed",
+            v,
+            pair,
+            fast=fast.rows.title,
+            exact=best.rows.title,
+            stat=stat_name(res),
+            rounds=rounds_text(v, t),
+            speed=speed(v, t, pair, t("whose_runtime", runtime=best.rows.title)),
+        )
+    )
     s = fast.shadow
     lowest = ""
     if len(adopted) > 2:
         e = {"value": s["fraction"], "others": [r.shadow["fraction"] for r in adopted]}
         if claims.check("lowest_of", e):
             lowest = claims.say(t, "lowest_of", "trade_lowest_agreement", e, fast.rows.runtime_id, n=len(adopted))
-    out.append(claims.say(t, "exact", "trade_agreement", best.shadow, best.rows.runtime_id, fast=fast.rows.title,
-                          same=pct(s["fraction"], 2), decisions=f"{s['decisions']:,}", flips=f"{s['flips']:,}",
-                          games=f"{s['episodes_with_flip']:,}", episodes=f"{s['episodes']:,}", lowest=lowest,
-                          exact=best.rows.title, exact_decisions=f"{best.shadow['decisions']:,}"))
+    out.append(
+        claims.say(
+            t,
+            "exact",
+            "trade_agreement",
+            best.shadow,
+            best.rows.runtime_id,
+            fast=fast.rows.title,
+            same=pct(s["fraction"], 2),
+            decisions=f"{s['decisions']:,}",
+            flips=f"{s['flips']:,}",
+            games=f"{s['episodes_with_flip']:,}",
+            episodes=f"{s['episodes']:,}",
+            lowest=lowest,
+            exact=best.rows.title,
+            exact_decisions=f"{best.shadow['decisions']:,}",
+        )
+    )
     p, b = fast.play, best.play
     lowest = ""
     if len(adopted) > 2:
         e = {"value": p["mean"], "others": [r.play["mean"] for r in adopted]}
         if claims.check("lowest_of", e):
             lowest = claims.say(t, "lowest_of", "trade_lowest_play", e, fast.rows.runtime_id, n=len(adopted))
-    said = (lambda x, rid: t("trade_play_identical") if _identical(x) else
-            claims.say(t, "score_difference", "trade_play_mean", x, rid, mean=f"{x['mean']:+.2f}",
-                       low=f"{x['low']:+.2f}", high=f"{x['high']:+.2f}"))
-    out.append(claims.say(t, "both_non_inferior", "trade_play", {"outcomes": [p["outcome"], b["outcome"]]}, pair,
-                          fast=fast.rows.title, exact=best.rows.title, fast_play=said(p, fast.rows.runtime_id),
-                          exact_play=said(b, best.rows.runtime_id), lowest=lowest,
-                          margin=t("trade_margin_same", margin=f"{p['margin']:.2f}")
-                          if f"{p['margin']:.2f}" == f"{b['margin']:.2f}"
-                          else t("trade_margins", fast=f"{p['margin']:.2f}", exact=f"{b['margin']:.2f}")))
-    if fast.reproduction and fast.reproduction["reproducible"] is not True:   # what else separates them
-        out.append(t("trade_reproduction", fast=fast.rows.title, exact=best.rows.title,
-                     fast_repro=reproduction(fast.reproduction, t, fast.rows.runtime_id),
-                     exact_repro=reproduction(best.reproduction, t, best.rows.runtime_id)))
+
+    def said(x, rid):
+        return (
+            t("trade_play_identical")
+            if _identical(x)
+            else claims.say(
+                t,
+                "score_difference",
+                "trade_play_mean",
+                x,
+                rid,
+                mean=f"{x['mean']:+.2f}",
+                low=f"{x['low']:+.2f}",
+                high=f"{x['high']:+.2f}",
+            )
+        )
+
+    out.append(
+        claims.say(
+            t,
+            "both_non_inferior",
+            "trade_play",
+            {"outcomes": [p["outcome"], b["outcome"]]},
+            pair,
+            fast=fast.rows.title,
+            exact=best.rows.title,
+            fast_play=said(p, fast.rows.runtime_id),
+            exact_play=said(b, best.rows.runtime_id),
+            lowest=lowest,
+            margin=t("trade_margin_same", margin=f"{p['margin']:.2f}")
+            if f"{p['margin']:.2f}" == f"{b['margin']:.2f}"
+            else t("trade_margins", fast=f"{p['margin']:.2f}", exact=f"{b['margin']:.2f}"),
+        )
+    )
+    if fast.reproduction and fast.reproduction["reproducible"] is not True:  # what else separates them
+        out.append(
+            t(
+                "trade_reproduction",
+                fast=fast.rows.title,
+                exact=best.rows.title,
+                fast_repro=reproduction(fast.reproduction, t, fast.rows.runtime_id),
+                exact_repro=reproduction(best.reproduction, t, best.rows.runtime_id),
+            )
+        )
     return out
 
 
 def undecided_why(r: RuntimeResult, t) -> str:
     gate = next(g for g in r.verdict.gates if g.state == "undecided")
-    if gate.detail.get("twin_differed"):   # undecided whatever its interval says (verdict.judge)
+    if gate.detail.get("twin_differed"):  # undecided whatever its interval says (verdict.judge)
         return gate_reason(gate, t, r.rows.runtime_id)
     if gate.gate == "play" and gate.detail:
-        return claims.say(t, "play_undecided", "why_play_undecided", play_evidence(gate.detail), r.rows.runtime_id,
-                          n=f"{gate.detail['n']:,}", power=conditional_power(gate.detail, t))
+        return claims.say(
+            t,
+            "play_undecided",
+            "why_play_undecided",
+            play_evidence(gate.detail),
+            r.rows.runtime_id,
+            n=f"{gate.detail['n']:,}",
+            power=conditional_power(gate.detail, t),
+        )
     if gate.gate == "faster":
         d, e = gate.detail, speed_evidence(gate)
         if not d.get("confirmed", True):
-            return claims.say(t, "gate_faster_unconfirmed", claims.count_key("why_faster_unconfirmed",
-                                                                               d["measurements"]), e,
-                              r.rows.runtime_id, stat=d["statistic"].upper(), have=d["measurements"],
-                              least=d["min_measurements"])
-        return claims.say(t, "gate_faster_straddles", "why_faster_undecided", e, r.rows.runtime_id,
-                          stat=d["statistic"].upper(), times=f"{1 / gate.value:.2f}", low=f"{1 / gate.high:.2f}",
-                          high=f"{1 / gate.low:.2f}", gate=gate_speed(gate), needed=speed_needed(gate, t))
-    return claims.say(t, "agreement_straddles", "why_agreement_undecided",
-                      {"low": gate.low, "high": gate.high, "gate": gate.threshold}, r.rows.runtime_id,
-                      low=pct(gate.low, 2), high=pct(gate.high, 2), threshold=pct(gate.threshold, 0))
+            return claims.say(
+                t,
+                "gate_faster_unconfirmed",
+                claims.count_key("why_faster_unconfirmed", d["measurements"]),
+                e,
+                r.rows.runtime_id,
+                stat=d["statistic"].upper(),
+                have=d["measurements"],
+                least=d["min_measurements"],
+            )
+        return claims.say(
+            t,
+            "gate_faster_straddles",
+            "why_faster_undecided",
+            e,
+            r.rows.runtime_id,
+            stat=d["statistic"].upper(),
+            times=f"{1 / gate.value:.2f}",
+            low=f"{1 / gate.high:.2f}",
+            high=f"{1 / gate.low:.2f}",
+            gate=gate_speed(gate),
+            needed=speed_needed(gate, t),
+        )
+    return claims.say(
+        t,
+        "agreement_straddles",
+        "why_agreement_undecided",
+        {"low": gate.low, "high": gate.high, "gate": gate.threshold},
+        r.rows.runtime_id,
+        low=pct(gate.low, 2),
+        high=pct(gate.high, 2),
+        threshold=pct(gate.threshold, 0),
+    )
 
 
 def sentences(res: RunResult, t) -> list[str]:
@@ -185,26 +334,61 @@ def sentences(res: RunResult, t) -> list[str]:
     ranked = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
     q = res.gates.speed_statistic
     if ranked and ref:
-        top = t("semi").join(t("paren", a=r.rows.title, b=t(
-            "find_speed_item", value=f"{r.latency[q]:.3f}", times=f"{_speedup(r):.2f}", low=f"{1 / r.ratio[2]:.2f}",
-            high=f"{1 / r.ratio[1]:.2f}")) for r in ranked[:3])
-        e = {"values": [r.ratio[0] for r in ranked]}   # in the order of their point estimates, each with its interval
+        top = t("semi").join(
+            t(
+                "paren",
+                a=r.rows.title,
+                b=t(
+                    "find_speed_item",
+                    value=f"{r.latency[q]:.3f}",
+                    times=f"{_speedup(r):.2f}",
+                    low=f"{1 / r.ratio[2]:.2f}",
+                    high=f"{1 / r.ratio[1]:.2f}",
+                ),
+            )
+            for r in ranked[:3]
+        )
+        e = {"values": [r.ratio[0] for r in ranked]}  # in the order of their point estimates, each with its interval
         if len(ranked) == 1:
-            out.append(claims.say(t, "ranked_point", "find_speed_one", e, res.reference_id, top=top,
-                                  ref=ref.rows.title, stat=stat_name(res), ref_value=f"{ref.latency[q]:.3f}"))
+            out.append(
+                claims.say(
+                    t,
+                    "ranked_point",
+                    "find_speed_one",
+                    e,
+                    res.reference_id,
+                    top=top,
+                    ref=ref.rows.title,
+                    stat=stat_name(res),
+                    ref_value=f"{ref.latency[q]:.3f}",
+                )
+            )
         else:
-            out.append(claims.say(t, "ranked_point", "find_speed", e, res.reference_id, top=top, ref=ref.rows.title,
-                                  stat=stat_name(res),
-                         ref_value=f"{ref.latency[q]:.3f}", slowest=ranked[-1].rows.title,
-                         slowest_speed=speed(ranked[-1].ratios[q], t, ranked[-1].rows.runtime_id)))
+            out.append(
+                claims.say(
+                    t,
+                    "ranked_point",
+                    "find_speed",
+                    e,
+                    res.reference_id,
+                    top=top,
+                    ref=ref.rows.title,
+                    stat=stat_name(res),
+                    ref_value=f"{ref.latency[q]:.3f}",
+                    slowest=ranked[-1].rows.title,
+                    slowest_speed=speed(ranked[-1].ratios[q], t, ranked[-1].rows.runtime_id),
+                )
+            )
     judged = [r for r in res.runtimes if r.verdict]
     for outcome in ("deployment-worthy", "not-adopted", "undecided"):
         group = [r for r in judged if r.verdict.outcome == outcome]
         if not group:
             continue
         e = {"outcomes": [r.verdict.outcome for r in group], "n": len(group)}
-        key = claims.count_key({"deployment-worthy": "find_pass", "not-adopted": "find_fail",
-                                "undecided": "find_undecided"}[outcome], len(group))
+        key = claims.count_key(
+            {"deployment-worthy": "find_pass", "not-adopted": "find_fail", "undecided": "find_undecided"}[outcome],
+            len(group),
+        )
         if outcome == "deployment-worthy":
             named = titles([r.rows.title for r in group], t)
         else:
@@ -225,23 +409,58 @@ def failed_why(r: RuntimeResult, t) -> str:
         if g.gate == "faster":
             e = speed_evidence(g)
             kind = "gate_faster_slower" if g.detail.get("slower") else "gate_faster_short"
-            parts.append(claims.say(t, kind, "why_faster_slower" if g.detail.get("slower") else "why_faster_fail",
-                                    e, r.rows.runtime_id, stat=g.detail["statistic"].upper(),
-                                    speed=speed(e, t, r.rows.runtime_id), gate=gate_speed(g)))
+            parts.append(
+                claims.say(
+                    t,
+                    kind,
+                    "why_faster_slower" if g.detail.get("slower") else "why_faster_fail",
+                    e,
+                    r.rows.runtime_id,
+                    stat=g.detail["statistic"].upper(),
+                    speed=speed(e, t, r.rows.runtime_id),
+                    gate=gate_speed(g),
+                )
+            )
         elif g.gate == "agreement":
-            parts.append(claims.say(t, "agreement_fail", "why_agreement_fail",
-                                    {"low": g.low, "high": g.high, "gate": g.threshold}, r.rows.runtime_id,
-                                    value=pct(g.value, 2), high=pct(g.high, 2), threshold=pct(g.threshold, 0)))
+            parts.append(
+                claims.say(
+                    t,
+                    "agreement_fail",
+                    "why_agreement_fail",
+                    {"low": g.low, "high": g.high, "gate": g.threshold},
+                    r.rows.runtime_id,
+                    value=pct(g.value, 2),
+                    high=pct(g.high, 2),
+                    threshold=pct(g.threshold, 0),
+                )
+            )
         else:
-            parts.append(claims.say(t, "play_inferior", "why_play_fail", play_evidence(g.detail), r.rows.runtime_id,
-                                    mean=f"{g.value:+.2f}", high=f"{g.high:+.2f}", margin=f"{g.detail['margin']:.2f}"))
+            parts.append(
+                claims.say(
+                    t,
+                    "play_inferior",
+                    "why_play_fail",
+                    play_evidence(g.detail),
+                    r.rows.runtime_id,
+                    mean=f"{g.value:+.2f}",
+                    high=f"{g.high:+.2f}",
+                    margin=f"{g.detail['margin']:.2f}",
+                )
+            )
     return t("sep").join(parts)
 
 
 def fixed_states_vs_play(res: RunResult, t) -> str | None:
     """The study's lesson when the data show it: all fixed states agree, yet played games part."""
-    group = [r for r in res.runtimes if r.agreement and r.shadow and r.agreement["same_actions"] == r.agreement["states"]
-             and r.shadow["flips"] > 0 and r.shadow["episodes_with_flip"] >= 0.5 * r.shadow["episodes"]]
+    group = [
+        r
+        for r in res.runtimes
+        if r.agreement
+        and r.shadow
+        and r.agreement["same_actions"] == r.agreement["states"]
+        and r.shadow["flips"] > 0
+        and r.shadow["episodes_with_flip"] >= 0.5 * r.shadow["episodes"]
+    ]
     if not group:
         return None
     firsts = [s for r in group for s in r.shadow["first_flip_steps"]]
@@ -251,17 +470,31 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
             pairs[k] = pairs.get(k, 0) + n
     meanings = res.rows.run.get("protocol", {}).get("action_meanings") or []
     (a, b), n = max(pairs.items(), key=lambda kv: kv[1])
-    name = (lambda x: meanings[x] if x < len(meanings) else str(x))
+
+    def name(x):
+        return meanings[x] if x < len(meanings) else str(x)
+
     share = n / sum(pairs.values())
     states = group[0].agreement["states"]
     # the runtimes may have shadowed different numbers of games (one decided at an earlier look): a range then
     every = all(r.shadow["episodes_with_flip"] == r.shadow["episodes"] for r in group)
     low, high = min(r.shadow["episodes"] for r in group), max(r.shadow["episodes"] for r in group)
     share_kind = "flips_mostly" if share > 0.5 else "flips_most_often"
-    pair = claims.say(t, share_kind, share_kind, {"share": share, "largest": n == max(pairs.values())},
-                      None, pair=f"{name(a)}→{name(b)}", share=pct(share, 0))
-    return t("find_story_every" if every else "find_story", runtimes=titles([r.rows.title for r in group], t),
-             states=states,
-             games=f"{min(r.shadow['episodes_with_flip'] for r in group):,}",
-             episodes=f"{low:,}" if low == high else f"{low:,}–{high:,}", median=f"{np.median(firsts):.0f}",
-             pair=pair)
+    pair = claims.say(
+        t,
+        share_kind,
+        share_kind,
+        {"share": share, "largest": n == max(pairs.values())},
+        None,
+        pair=f"{name(a)}→{name(b)}",
+        share=pct(share, 0),
+    )
+    return t(
+        "find_story_every" if every else "find_story",
+        runtimes=titles([r.rows.title for r in group], t),
+        states=states,
+        games=f"{min(r.shadow['episodes_with_flip'] for r in group):,}",
+        episodes=f"{low:,}" if low == high else f"{low:,}–{high:,}",
+        median=f"{np.median(firsts):.0f}",
+        pair=pair,
+    )

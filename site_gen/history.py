@@ -5,6 +5,7 @@ regression); "≈" where they do not; and said to rest on one process where eith
 
 ``shift`` and ``changes`` are pure; ``history_page`` turns them into a translated page model (templates place it).
 """
+
 from __future__ import annotations
 
 from rtreport import latency_stats
@@ -16,10 +17,19 @@ from .pages import label_of, runtime_order, slugify, verdict_cell
 from .wording import speed
 
 # (runs column, i18n key): what of the machine's software and hardware may change between runs
-RUN_FIELDS = (("gpu_name", "hist_gpu"), ("gpu_driver", "hist_driver"), ("cuda_version", "hist_cuda"),
-              ("cpu", "hist_cpu"), ("cpu_count", "hist_cores"), ("os", "hist_os"),
-              ("python_version", "hist_python"), ("rtreport_version", "hist_rtreport"),
-              ("code_hash", "hist_code"), ("model_sha256", "hist_model"), ("profile", "hist_profile"))
+RUN_FIELDS = (
+    ("gpu_name", "hist_gpu"),
+    ("gpu_driver", "hist_driver"),
+    ("cuda_version", "hist_cuda"),
+    ("cpu", "hist_cpu"),
+    ("cpu_count", "hist_cores"),
+    ("os", "hist_os"),
+    ("python_version", "hist_python"),
+    ("rtreport_version", "hist_rtreport"),
+    ("code_hash", "hist_code"),
+    ("model_sha256", "hist_model"),
+    ("profile", "hist_profile"),
+)
 
 
 def groups(results, slugs) -> list[tuple[str, list]]:
@@ -27,8 +37,11 @@ def groups(results, slugs) -> list[tuple[str, list]]:
     by_label: dict[str, list] = {}
     for res, slug in zip(results, slugs):
         by_label.setdefault(res.rows.run["label"], []).append((res, slug))
-    return [(label, sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"])))
-            for label, runs in by_label.items() if len(runs) > 1]
+    return [
+        (label, sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"])))
+        for label, runs in by_label.items()
+        if len(runs) > 1
+    ]
 
 
 def answer(runs) -> int:
@@ -42,8 +55,10 @@ def _by_label(results) -> dict:
     by_label: dict[str, list] = {}
     for i, res in enumerate(results):
         by_label.setdefault(res.rows.run["label"], []).append((res, i))
-    return {label: sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"]))
-            for label, runs in by_label.items()}
+    return {
+        label: sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"]))
+        for label, runs in by_label.items()
+    }
 
 
 def run_slugs(results) -> list[str]:
@@ -102,8 +117,11 @@ def changes(before: dict, after: dict) -> list[tuple[str, str, object, object]]:
     """What differs between two runs' rows: (i18n key, name, before, after), run fields then libraries."""
     out = [(key, "", before.get(col), after.get(col)) for col, key in RUN_FIELDS if before.get(col) != after.get(col)]
     env_a, env_b = before.get("environment") or {}, after.get("environment") or {}
-    out += [("hist_library", name, env_a.get(name), env_b.get(name)) for name in sorted(set(env_a) | set(env_b))
-            if env_a.get(name) != env_b.get(name)]
+    out += [
+        ("hist_library", name, env_a.get(name), env_b.get(name))
+        for name in sorted(set(env_a) | set(env_b))
+        if env_a.get(name) != env_b.get(name)
+    ]
     return out
 
 
@@ -133,16 +151,27 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
     run_rows = []
     for i, (res, slug) in enumerate(runs):
         run = res.rows.run
-        run_rows.append({"name": head_runs[i], "href": f"../../hardware/{slug}/index.html", "link": label_of(res),
-                         "date": str(run.get("started_at") or "")[:16],
-                         "status": t(f"status_word_{run['status']}") if run["status"] in
-                         ("running", "incomplete", "complete") else run["status"],
-                         "profile": t(f"hist_profile_{run['profile']}") if run.get("profile") in ("full", "quick")
-                         else run.get("profile") or t("not_recorded"),
-                         "code": _shown(run.get("code_version") or run.get("code_hash"), "hist_code", t),
-                         "answer": i == best})
-    order = [rid for rid in runtime_order([res for res, _ in runs])   # runtimes measured in any of the runs
-             if any(res.runtime(rid) and res.runtime(rid).latency for res, _ in runs)]
+        run_rows.append(
+            {
+                "name": head_runs[i],
+                "href": f"../../hardware/{slug}/index.html",
+                "link": label_of(res),
+                "date": str(run.get("started_at") or "")[:16],
+                "status": t(f"status_word_{run['status']}")
+                if run["status"] in ("running", "incomplete", "complete")
+                else run["status"],
+                "profile": t(f"hist_profile_{run['profile']}")
+                if run.get("profile") in ("full", "quick")
+                else run.get("profile") or t("not_recorded"),
+                "code": _shown(run.get("code_version") or run.get("code_hash"), "hist_code", t),
+                "answer": i == best,
+            }
+        )
+    order = [
+        rid
+        for rid in runtime_order([res for res, _ in runs])  # runtimes measured in any of the runs
+        if any(res.runtime(rid) and res.runtime(rid).latency for res, _ in runs)
+    ]
     table = []
     for rid in order:
         cells, title = [], rid
@@ -156,22 +185,37 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
             if r.ratio:
                 parts.append(t("hist_ratio", speed=speed(r.ratios[res.gates.speed_statistic], t, r.rows.runtime_id)))
             if r.latency:
-                parts.append(t("hist_p95", p95=_ms(r.latency["p95"]), low=_ms(r.latency["p95_ci_low"]),
-                               high=_ms(r.latency["p95_ci_high"])))
+                parts.append(
+                    t(
+                        "hist_p95",
+                        p95=_ms(r.latency["p95"]),
+                        low=_ms(r.latency["p95_ci_low"]),
+                        high=_ms(r.latency["p95_ci_high"]),
+                    )
+                )
             cells.append(" · ".join(parts))
         table.append([title, *cells])
     steps = []
     for i in range(1, len(runs)):
         (prev, _), (cur, _) = runs[i - 1], runs[i]
         differ = not_alike(prev.rows.run, cur.rows.run)
-        lines = [t(key, name=name, before=_shown(a, key, t), after=_shown(b, key, t)) if key == "hist_library" else
-                 t("hist_changed", what=t(key), before=_shown(a, key, t), after=_shown(b, key, t))
-                 for key, name, a, b in changes(prev.rows.run, cur.rows.run)]
+        lines = [
+            t(key, name=name, before=_shown(a, key, t), after=_shown(b, key, t))
+            if key == "hist_library"
+            else t("hist_changed", what=t(key), before=_shown(a, key, t), after=_shown(b, key, t))
+            for key, name, a, b in changes(prev.rows.run, cur.rows.run)
+        ]
         for rid in order:
             a, b = prev.runtime(rid), cur.runtime(rid)
             if a and b and a.rows.libraries != b.rows.libraries:
-                lines.append(t("hist_runtime_libraries", runtime=b.rows.title,
-                               before=_libs(a.rows.libraries, t), after=_libs(b.rows.libraries, t)))
+                lines.append(
+                    t(
+                        "hist_runtime_libraries",
+                        runtime=b.rows.title,
+                        before=_libs(a.rows.libraries, t),
+                        after=_libs(b.rows.libraries, t),
+                    )
+                )
         flags, same, moves, single = [], 0, [], 0
         q = cur.gates.speed_statistic
         for rid in order if not differ else []:
@@ -185,15 +229,27 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
                     same += 1
                 elif x and y:
                     single += 1
-        steps.append({"heading": t("hist_step", a=head_runs[i - 1], b=head_runs[i]),
-                      "changes": lines or [t("hist_nothing_changed")],
-                      "not_alike": t("hist_not_alike", what=t("semi").join(t(k) for k in differ)) if differ else None,
-                      "flags": flags, "calm": claims.say(t, "within_spread", "hist_calm", {"moves": moves, "n": same},
-                                                         None, n=same) if not differ and not flags and same else None,
-                      "single": t("hist_single_process", n=single) if single and not differ else None})
-    return {"heading": t("hist_heading", label=label), "intro": t("hist_intro", n=len(runs)),
-            "answer": t("hist_answer", run=head_runs[best]), "runs": run_rows, "runs_head": head_runs,
-            "table": {"head": [t("runtime"), *head_runs], "rows": table}, "steps": steps}
+        steps.append(
+            {
+                "heading": t("hist_step", a=head_runs[i - 1], b=head_runs[i]),
+                "changes": lines or [t("hist_nothing_changed")],
+                "not_alike": t("hist_not_alike", what=t("semi").join(t(k) for k in differ)) if differ else None,
+                "flags": flags,
+                "calm": claims.say(t, "within_spread", "hist_calm", {"moves": moves, "n": same}, None, n=same)
+                if not differ and not flags and same
+                else None,
+                "single": t("hist_single_process", n=single) if single and not differ else None,
+            }
+        )
+    return {
+        "heading": t("hist_heading", label=label),
+        "intro": t("hist_intro", n=len(runs)),
+        "answer": t("hist_answer", run=head_runs[best]),
+        "runs": run_rows,
+        "runs_head": head_runs,
+        "table": {"head": [t("runtime"), *head_runs], "rows": table},
+        "steps": steps,
+    }
 
 
 def _libs(libs: dict, t: Translator) -> str:
@@ -202,12 +258,22 @@ def _libs(libs: dict, t: Translator) -> str:
 
 def _flag(what: str, moved: str, title: str, x, y, t: Translator) -> str:
     if what == "hist_flag_p95":
-        values = {"before": _ms(x["value"]), "after": _ms(y["value"]), "b_low": _ms(x["low"]),
-                  "b_high": _ms(x["high"]), "a_low": _ms(y["low"]), "a_high": _ms(y["high"])}
+        values = {
+            "before": _ms(x["value"]),
+            "after": _ms(y["value"]),
+            "b_low": _ms(x["low"]),
+            "b_high": _ms(x["high"]),
+            "a_low": _ms(y["low"]),
+            "a_high": _ms(y["high"]),
+        }
     else:
         # ratios as numbers: a point read as "faster" or "slower" would claim what its own interval may not
-        values = dict(zip(("before", "b_low", "b_high", "after", "a_low", "a_high"),
-                          (f"{v:.3f}" for v in (x["value"], x["low"], x["high"], y["value"], y["low"], y["high"]))))
+        values = dict(
+            zip(
+                ("before", "b_low", "b_high", "after", "a_low", "a_high"),
+                (f"{v:.3f}" for v in (x["value"], x["low"], x["high"], y["value"], y["low"], y["high"])),
+            )
+        )
     return t(what, runtime=title, moved=t(f"hist_{moved}"), **values)
 
 
@@ -216,10 +282,17 @@ def history_link(label: str, runs: list, res, slug: str, t: Translator) -> dict:
     best = answer(runs)
     mine = next(i for i, (r, _) in enumerate(runs) if r is res)
     newer = runs[best]
-    return {"href": f"../../history/{slug}/index.html", "text": t("hist_link", n=len(runs)),
-            "superseded": None if mine == best else
-            {"text": t("hist_superseded", run=t("hist_run_n", n=best + 1)),
-             "href": f"../{newer[1]}/index.html", "link": label_of(newer[0])}}
+    return {
+        "href": f"../../history/{slug}/index.html",
+        "text": t("hist_link", n=len(runs)),
+        "superseded": None
+        if mine == best
+        else {
+            "text": t("hist_superseded", run=t("hist_run_n", n=best + 1)),
+            "href": f"../{newer[1]}/index.html",
+            "link": label_of(newer[0]),
+        },
+    }
 
 
 def history_slugs(histories) -> dict:

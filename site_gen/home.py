@@ -1,5 +1,6 @@
 """The overview (an answer card per machine, newest first, then the verdict matrix), the comparison across
 machines, and the original study beside this project's results. Page models only: formatted, translated values."""
+
 from __future__ import annotations
 
 import json
@@ -25,9 +26,13 @@ FAMILIES = (("trtrtx-", "family_tensorrt_rtx"), ("trt-", "family_tensorrt"), ("o
 def newest_first(results, slugs, answers_only: bool = True):
     """Runs newest first; ``answers_only``: each machine's answer only (its newest complete run, history.answers)."""
     from .history import answers
+
     keep = answers(results, slugs) if answers_only else set(slugs)
-    return sorted(((r, s) for r, s in zip(results, slugs) if s in keep),
-                  key=lambda x: str(x[0].rows.run.get("started_at") or ""), reverse=True)
+    return sorted(
+        ((r, s) for r, s in zip(results, slugs) if s in keep),
+        key=lambda x: str(x[0].rows.run.get("started_at") or ""),
+        reverse=True,
+    )
 
 
 def tensorrt_note(res: RunResult, t: Translator) -> str | None:
@@ -35,22 +40,31 @@ def tensorrt_note(res: RunResult, t: Translator) -> str | None:
     rows = [r for r in res.runtimes if r.rows.runtime_id.startswith(TENSORRT)]
     if not rows or any(r.latency for r in rows):
         return None
-    why: dict = {}   # each family of TensorRT runtimes with its own reasons: a refusal is never lent to another
+    why: dict = {}  # each family of TensorRT runtimes with its own reasons: a refusal is never lent to another
     for r in rows:
         family = next(f for p, f in FAMILIES if r.rows.runtime_id.startswith(p))
         kind = reasons.kind(r.rows.status, r.rows.reason)
         if kind not in why.setdefault(family, []):
             why[family].append(kind)
-    return t("card_tensorrt", why=t("semi").join(
-        t("family_reason", family=t(f), why=t("sep").join(t(f"reason_kind_{k}") for k in kinds))
-        for f, kinds in why.items()))
+    return t(
+        "card_tensorrt",
+        why=t("semi").join(
+            t("family_reason", family=t(f), why=t("sep").join(t(f"reason_kind_{k}") for k in kinds))
+            for f, kinds in why.items()
+        ),
+    )
 
 
 def _speed(r, res: RunResult) -> dict:
     """A headline's speed claim: one statistic (the gate's), its per-round ratio as "× the reference's speed" with
     that ratio's interval, and the runtime's own value of the same statistic."""
-    return {"stat": stat_name(res), "times": f"{1 / r.ratio[0]:.2f}", "low": f"{1 / r.ratio[2]:.2f}",
-            "high": f"{1 / r.ratio[1]:.2f}", "value": f"{r.latency[res.gates.speed_statistic]:.3f}"}
+    return {
+        "stat": stat_name(res),
+        "times": f"{1 / r.ratio[0]:.2f}",
+        "low": f"{1 / r.ratio[2]:.2f}",
+        "high": f"{1 / r.ratio[1]:.2f}",
+        "value": f"{r.latency[res.gates.speed_statistic]:.3f}",
+    }
 
 
 def headline(res: RunResult, t: Translator) -> str:
@@ -58,37 +72,60 @@ def headline(res: RunResult, t: Translator) -> str:
     rec = recommendation(res)
     if rec:
         r = rec["runtime"]
-        others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
-        said = claims.say(t, "recommend", "card_use", {"outcome": r.verdict.outcome, "ratio": r.ratio[0],
-                                                       "others": others}, r.rows.runtime_id,
-                          runtime=r.rows.title, **_speed(r, res))
-        if r.reproduction and r.reproduction["reproducible"] is False:   # the short answer keeps what a deployer must know
+        others = [
+            x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio
+        ]
+        said = claims.say(
+            t,
+            "recommend",
+            "card_use",
+            {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others},
+            r.rows.runtime_id,
+            runtime=r.rows.title,
+            **_speed(r, res),
+        )
+        if (
+            r.reproduction and r.reproduction["reproducible"] is False
+        ):  # the short answer keeps what a deployer must know
             said += t("card_not_reproducible")
         return said
     timed = [r for r in res.runtimes if r.ratio]
     if not timed:
         return t("card_none")
     r = min(timed, key=lambda x: x.ratio[0])
-    e = {"value": r.ratio[0], "others": [x.ratio[0] for x in timed]}   # by point estimate, its interval beside it
-    if res.withheld:      # no verdicts here at all: say why, not that the fastest runtime "has no verdict"
-        return claims.say(t, "fastest_point", "card_withheld_fastest", e, r.rows.runtime_id, runtime=r.rows.title,
-                          **_speed(r, res))
-    return claims.say(t, "fastest_point", "card_none_fastest", e, r.rows.runtime_id, runtime=r.rows.title,
-                      **_speed(r, res), outcome=t(f"outcome_{r.verdict.outcome}") if r.verdict
-                      else t("outcome_no-verdict"))
+    e = {"value": r.ratio[0], "others": [x.ratio[0] for x in timed]}  # by point estimate, its interval beside it
+    if res.withheld:  # no verdicts here at all: say why, not that the fastest runtime "has no verdict"
+        return claims.say(
+            t, "fastest_point", "card_withheld_fastest", e, r.rows.runtime_id, runtime=r.rows.title, **_speed(r, res)
+        )
+    return claims.say(
+        t,
+        "fastest_point",
+        "card_none_fastest",
+        e,
+        r.rows.runtime_id,
+        runtime=r.rows.title,
+        **_speed(r, res),
+        outcome=t(f"outcome_{r.verdict.outcome}") if r.verdict else t("outcome_no-verdict"),
+    )
 
 
 def card(res: RunResult, slug: str, t: Translator) -> dict:
     rec = recommendation(res)
     r = rec["runtime"] if rec else None
     run = res.rows.run
-    return {"title": t("card_title", label=label_of(res), device=run.get("gpu_name") or run.get("cpu") or "?"),
-            "short": label_of(res),
-            "date": str(res.rows.run.get("started_at") or "")[:10],
-            "href": f"hardware/{slug}/index.html", "link_text": t("open_machine", label=label_of(res)),
-            "headline": headline(res, t),
-            "text": recommendation_text(res, t), "tensorrt": tensorrt_note(res, t),
-            "css": "ok" if r else "none", **run_state(run, t)}
+    return {
+        "title": t("card_title", label=label_of(res), device=run.get("gpu_name") or run.get("cpu") or "?"),
+        "short": label_of(res),
+        "date": str(res.rows.run.get("started_at") or "")[:10],
+        "href": f"hardware/{slug}/index.html",
+        "link_text": t("open_machine", label=label_of(res)),
+        "headline": headline(res, t),
+        "text": recommendation_text(res, t),
+        "tensorrt": tensorrt_note(res, t),
+        "css": "ok" if r else "none",
+        **run_state(run, t),
+    }
 
 
 def run_state(run: dict, t: Translator) -> dict:
@@ -105,8 +142,9 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
     ordered = newest_first(results, slugs)
     machines = [{"label": label_of(res), "href": f"hardware/{slug}/index.html"} for res, slug in ordered]
     seen = {r.rows.runtime_id: r.rows.title for res in results for r in res.runtimes}
-    ran_somewhere = {r.rows.runtime_id for res in results for r in res.runtimes
-                     if r.rows.status not in ("unavailable",)}
+    ran_somewhere = {
+        r.rows.runtime_id for res in results for r in res.runtimes if r.rows.status not in ("unavailable",)
+    }
     matrix = []
     for rid in runtime_order(results):
         if rid not in ran_somewhere:
@@ -117,37 +155,74 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
             if r:
                 cells.append({**verdict_cell(r, res, t), "absent": False})
             else:  # not run on that machine: left out on a phone
-                cells.append({"css": "none", "text": t("status_not_run"), "title": "", "reasons": [], "raw": None,
-                              "absent": True})
+                cells.append(
+                    {
+                        "css": "none",
+                        "text": t("status_not_run"),
+                        "title": "",
+                        "reasons": [],
+                        "raw": None,
+                        "absent": True,
+                    }
+                )
         matrix.append({"title": seen[rid], "cells": cells})
-    not_run = reasons.grouped([(f"{r.rows.runtime_id} ({label_of(res)})", r.rows.status, r.rows.reason)
-                               for res, _ in ordered for r in res.runtimes if r.rows.status == "unavailable"], t)
+    not_run = reasons.grouped(
+        [
+            (f"{r.rows.runtime_id} ({label_of(res)})", r.rows.status, r.rows.reason)
+            for res, _ in ordered
+            for r in res.runtimes
+            if r.rows.status == "unavailable"
+        ],
+        t,
+    )
     facts = []
-    for name, sha in sorted({(res.rows.run["model_path"].rsplit("/", 1)[-1], res.rows.run["model_sha256"])
-                             for res in results}):
+    for name, sha in sorted(
+        {(res.rows.run["model_path"].rsplit("/", 1)[-1], res.rows.run["model_sha256"]) for res in results}
+    ):
         facts.append({"label": t("model"), "value": f"{name} — sha256 {sha[:12]}…"})
     workloads: dict[str, list] = {}  # runs differ in how many seeds they played: say whose workload is whose
     for res, _ in ordered:
         workloads.setdefault(workload_text(res, t), []).append(label_of(res))
     for w, labels in sorted(workloads.items()):
-        facts.append({"label": t("workload"), "value": w if len(workloads) == 1 else t("workload_of", workload=w, labels=", ".join(labels))})
-    return {"cards": [card(res, slug, t) for res, slug in ordered], "machines": machines, "matrix": matrix,
-            "not_run": not_run, "facts": facts, "groups": machine_groups(results, slugs, t),
-            "notices": alike_notices(results, t)}
+        facts.append(
+            {
+                "label": t("workload"),
+                "value": w if len(workloads) == 1 else t("workload_of", workload=w, labels=", ".join(labels)),
+            }
+        )
+    return {
+        "cards": [card(res, slug, t) for res, slug in ordered],
+        "machines": machines,
+        "matrix": matrix,
+        "not_run": not_run,
+        "facts": facts,
+        "groups": machine_groups(results, slugs, t),
+        "notices": alike_notices(results, t),
+    }
 
 
-def machine_groups(results: list[RunResult], slugs: list[str], t: Translator, prefix: str = "",
-                   answers_only: bool = False) -> list[dict]:
+def machine_groups(
+    results: list[RunResult], slugs: list[str], t: Translator, prefix: str = "", answers_only: bool = False
+) -> list[dict]:
     """Runs grouped by machine (the label its user gave), newest machine first, runs newest first; ``answers_only``:
     each machine's answer alone (its earlier runs are on its history page)."""
     groups: dict[str, list] = {}
     for res, slug in newest_first(results, slugs, answers_only=answers_only):
         groups.setdefault(res.rows.run["label"], []).append((res, slug))
-    return [{"label": label if len(runs) == 1 else t("machine_runs", label=label, n=len(runs)),
-             "runs": [{"href": f"{prefix}hardware/{slug}/index.html",
-                       "link_text": t("open_machine", label=label if answers_only else label_of(res)),
-                       "description": machine_description(res)} for res, slug in runs]}
-            for label, runs in groups.items()]
+    return [
+        {
+            "label": label if len(runs) == 1 else t("machine_runs", label=label, n=len(runs)),
+            "runs": [
+                {
+                    "href": f"{prefix}hardware/{slug}/index.html",
+                    "link_text": t("open_machine", label=label if answers_only else label_of(res)),
+                    "description": machine_description(res),
+                }
+                for res, slug in runs
+            ],
+        }
+        for label, runs in groups.items()
+    ]
 
 
 def alike_notices(results: list[RunResult], t: Translator) -> list[str]:
@@ -173,16 +248,39 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
             continue
         fast = min(timed, key=lambda r: r.latency["p95"])
         rec = recommendation(res)
-        text = claims.say(t, "fastest_point", "cross_fastest", {"value": fast.latency["p95"],
-                                                                "others": [r.latency["p95"] for r in timed]},
-                          fast.rows.runtime_id, runtime=fast.rows.title, p95=f"{fast.latency['p95']:.3f}")
+        text = claims.say(
+            t,
+            "fastest_point",
+            "cross_fastest",
+            {"value": fast.latency["p95"], "others": [r.latency["p95"] for r in timed]},
+            fast.rows.runtime_id,
+            runtime=fast.rows.title,
+            p95=f"{fast.latency['p95']:.3f}",
+        )
         if rec:
             r = rec["runtime"]
-            e = {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": [
-                x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]}
-            text += t("semi") + (claims.say(t, "recommend", "cross_recommended_same", e, r.rows.runtime_id)
-                                 if r is fast else claims.say(t, "recommend", "cross_recommended", e, r.rows.runtime_id,
-                                                              runtime=r.rows.title, p95=f"{r.latency['p95']:.3f}"))
+            e = {
+                "outcome": r.verdict.outcome,
+                "ratio": r.ratio[0],
+                "others": [
+                    x.ratio[0]
+                    for x in res.runtimes
+                    if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio
+                ],
+            }
+            text += t("semi") + (
+                claims.say(t, "recommend", "cross_recommended_same", e, r.rows.runtime_id)
+                if r is fast
+                else claims.say(
+                    t,
+                    "recommend",
+                    "cross_recommended",
+                    e,
+                    r.rows.runtime_id,
+                    runtime=r.rows.title,
+                    p95=f"{r.latency['p95']:.3f}",
+                )
+            )
         else:
             text += t("semi") + t("cross_recommended_none")
         # one run per machine here (its answer, at its label's own URL): the label alone names it
@@ -191,38 +289,58 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
 
 
 def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
-    chart = cross_hardware_chart([res for res, _ in newest_first(results, slugs)], t)   # each machine's answer
+    chart = cross_hardware_chart([res for res, _ in newest_first(results, slugs)], t)  # each machine's answer
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
-    return {"lead": compare_lead(results, slugs, t), "chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
-            "notices": notices, "alike": None if notices else t("compare_intro"),
-            "groups": machine_groups(results, slugs, t, "../", answers_only=True)}
+    return {
+        "lead": compare_lead(results, slugs, t),
+        "chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
+        "notices": notices,
+        "alike": None if notices else t("compare_intro"),
+        "groups": machine_groups(results, slugs, t, "../", answers_only=True),
+    }
 
 
 def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
     """The original study's figures, quoted, beside this project's for the same runtimes where they exist."""
     lang = t.lang
-    cited = [{"runtime": row["runtime"][lang], **{k: row[k] for k in ("p95_ms", "fixed_states", "mean_score",
-                                                                      "paired_vs_pytorch", "engine_mb")},
-              "verdict": row["verdict"][lang]} for row in STUDY["rows"]]
+    cited = [
+        {
+            "runtime": row["runtime"][lang],
+            **{k: row[k] for k in ("p95_ms", "fixed_states", "mean_score", "paired_vs_pytorch", "engine_mb")},
+            "verdict": row["verdict"][lang],
+        }
+        for row in STUDY["rows"]
+    ]
     ours = []
     for res, slug in newest_first(results, slugs):
-        if not res.rows.run.get("gpu_name"):   # the study measured a GPU: a CPU machine has no row to match
+        if not res.rows.run.get("gpu_name"):  # the study measured a GPU: a CPU machine has no row to match
             continue
         for match in STUDY["matches"]:
             r = next((x for x in (res.runtime(rid) for rid in match["runtime_ids"]) if x), None)
             if r is None:
                 continue
             measured = bool(r.latency)
-            ours.append({"machine": label_of(res), "href": f"../hardware/{slug}/index.html",
-                         "study_runtime": match["study"][lang], "runtime": r.rows.title,
-                         "p95": f"{r.latency['p95']:.3f}" if measured else t("none"),
-                         "fixed": (f"{r.agreement['same_actions']}/{r.agreement['states']}" if r.agreement
-                                   else t("reference_short") if r.is_reference and measured else t("none")),
-                         "played": pct(r.shadow["fraction"], 2) if r.shadow else t("none"),
-                         "mean": _mean_same_seeds(r, t),
-                         "engine": f"{r.rows.artifact_bytes / 1e6:.2f}" if r.rows.artifact_bytes else t("none"),
-                         "verdict": verdict_cell(r, res, t),
-                         "why": t("semi").join(verdict_cell(r, res, t)["reasons"]) if not measured else ""})
+            ours.append(
+                {
+                    "machine": label_of(res),
+                    "href": f"../hardware/{slug}/index.html",
+                    "study_runtime": match["study"][lang],
+                    "runtime": r.rows.title,
+                    "p95": f"{r.latency['p95']:.3f}" if measured else t("none"),
+                    "fixed": (
+                        f"{r.agreement['same_actions']}/{r.agreement['states']}"
+                        if r.agreement
+                        else t("reference_short")
+                        if r.is_reference and measured
+                        else t("none")
+                    ),
+                    "played": pct(r.shadow["fraction"], 2) if r.shadow else t("none"),
+                    "mean": _mean_same_seeds(r, t),
+                    "engine": f"{r.rows.artifact_bytes / 1e6:.2f}" if r.rows.artifact_bytes else t("none"),
+                    "verdict": verdict_cell(r, res, t),
+                    "why": t("semi").join(verdict_cell(r, res, t)["reasons"]) if not measured else "",
+                }
+            )
     return {"source": STUDY["source"][lang], "cited": cited, "ours": ours}
 
 
@@ -257,26 +375,52 @@ def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:
     traces, rows, csv, names = [], [], [], []
     for i, res in enumerate(have):
         ran = [x for x in res.runtimes if x.latency]
-        label = res.rows.run["label"]   # one run per machine here (its answer), so the label alone names it
+        label = res.rows.run["label"]  # one run per machine here (its answer), so the label alone names it
         names += [x.rows.title for x in ran if x.rows.title not in names]
-        traces.append({"type": "scatter", "mode": "markers", "name": label, "y": [x.rows.title for x in ran],
-                       "x": [_r(x.latency["p95"]) for x in ran],
-                       "marker": {"size": 11, "color": PALETTE[i % len(PALETTE)], "symbol": ["circle", "diamond",
-                                                                                             "square"][i % 3]},
-                       "text": [_wrap(x.rows.title) for x in ran],
-                       "hovertemplate": label.replace("%", "%%") + "<br>%{text}<br>P95 %{x:.3f} " + t("unit_ms")
-                                        + "<extra></extra>"})
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": label,
+                "y": [x.rows.title for x in ran],
+                "x": [_r(x.latency["p95"]) for x in ran],
+                "marker": {
+                    "size": 11,
+                    "color": PALETTE[i % len(PALETTE)],
+                    "symbol": ["circle", "diamond", "square"][i % 3],
+                },
+                "text": [_wrap(x.rows.title) for x in ran],
+                "hovertemplate": label.replace("%", "%%")
+                + "<br>%{text}<br>P95 %{x:.3f} "
+                + t("unit_ms")
+                + "<extra></extra>",
+            }
+        )
         for x in ran:
             mean = paired_cell(x, t)
             agree = f"{100 * x.shadow['fraction']:.3f} %" if x.shadow else "—"
             rows.append([label, x.rows.title, f"{x.latency['p50']:.3f}", f"{x.latency['p95']:.3f}", agree, mean])
-            csv.append([label, x.rows.runtime_id, x.latency["p50"], x.latency["p95"],
-                        x.shadow["fraction"] if x.shadow else None, x.play["mean"] if x.play else None])
+            csv.append(
+                [
+                    label,
+                    x.rows.runtime_id,
+                    x.latency["p50"],
+                    x.latency["p95"],
+                    x.shadow["fraction"] if x.shadow else None,
+                    x.play["mean"] if x.play else None,
+                ]
+            )
     layout = _rows_layout(t, len(names), t("p95_ms"), names, showlegend=True, legend=LEGEND_BELOW)
     layout["height"] += legend_room(tr["name"] for tr in traces)
     layout["xaxis"].update(type="log", dtick="D2", tickformat="~r")
     fig = set_margins({"data": traces, "layout": layout}, legend=[tr["name"] for tr in traces])
-    return Chart("cross-hardware", fig,
-                 ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_paired_play"], rows,
-                 "title_cross", "cap_cross", (count_key("sum_cross", len(have)), {"machines": len(have)}, None, None),
-                 csv)
+    return Chart(
+        "cross-hardware",
+        fig,
+        ["col_machine", "col_runtime", "col_p50_ms", "col_p95_ms", "col_same_share", "col_paired_play"],
+        rows,
+        "title_cross",
+        "cap_cross",
+        (count_key("sum_cross", len(have)), {"machines": len(have)}, None, None),
+        csv,
+    )

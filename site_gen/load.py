@@ -4,6 +4,7 @@ The file is the whole contract (``rtreport.schema``): everything a page shows ab
 framework, device, precision, variant, library versions and TF32 state — comes from its row here.
 Files of an older schema are read through ``migrations.upgrade``.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,23 +35,23 @@ class RuntimeRows:
     libraries: dict = field(default_factory=dict)
     numerics: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
-    decision_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))   # every round, in order
-    rounds: list = field(default_factory=list)                  # per round: seconds array
-    round_ids: list = field(default_factory=list)               # the round number of each entry of ``rounds``
-    round_info: list = field(default_factory=list)              # per round: {round, position, started_at, conditions}
-    batch_seconds: dict = field(default_factory=dict)          # batch size -> seconds array
-    state_q: np.ndarray | None = None                           # (states, actions)
-    first_q: dict = field(default_factory=dict)                 # state index -> Q-values as stored (float32 bits)
-    repeat_q: list = field(default_factory=list)                # (repeat, state index, Q-values): later processes
-    episodes: list = field(default_factory=list)                # dicts: seed, score, steps, truncated, step_cap, source
-    traces: dict = field(default_factory=dict)                  # seed -> list of actions (played episodes)
-    margin_counts: dict = field(default_factory=dict)           # seed -> decisions per margin bin (played episodes)
-    shadow: dict = field(default_factory=dict)                  # seed -> {decisions, same, first_flip} along the reference
-    flips: list = field(default_factory=list)                   # dicts: seed, step, reference_action, action, margins
-    kernels: list = field(default_factory=list)                 # dicts: name, kind, calls, seconds, decisions
-    resources: dict = field(default_factory=dict)               # kind -> {value, unit, method}
-    twins: dict = field(default_factory=dict)                   # twin -> {games, decisions, checked, differing}
-    twin_games: dict = field(default_factory=dict)              # seed -> (twin, checked, differing): its own games
+    decision_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))  # every round, in order
+    rounds: list = field(default_factory=list)  # per round: seconds array
+    round_ids: list = field(default_factory=list)  # the round number of each entry of ``rounds``
+    round_info: list = field(default_factory=list)  # per round: {round, position, started_at, conditions}
+    batch_seconds: dict = field(default_factory=dict)  # batch size -> seconds array
+    state_q: np.ndarray | None = None  # (states, actions)
+    first_q: dict = field(default_factory=dict)  # state index -> Q-values as stored (float32 bits)
+    repeat_q: list = field(default_factory=list)  # (repeat, state index, Q-values): later processes
+    episodes: list = field(default_factory=list)  # dicts: seed, score, steps, truncated, step_cap, source
+    traces: dict = field(default_factory=dict)  # seed -> list of actions (played episodes)
+    margin_counts: dict = field(default_factory=dict)  # seed -> decisions per margin bin (played episodes)
+    shadow: dict = field(default_factory=dict)  # seed -> {decisions, same, first_flip} along the reference
+    flips: list = field(default_factory=list)  # dicts: seed, step, reference_action, action, margins
+    kernels: list = field(default_factory=list)  # dicts: name, kind, calls, seconds, decisions
+    resources: dict = field(default_factory=dict)  # kind -> {value, unit, method}
+    twins: dict = field(default_factory=dict)  # twin -> {games, decisions, checked, differing}
+    twin_games: dict = field(default_factory=dict)  # seed -> (twin, checked, differing): its own games
 
 
 @dataclass
@@ -58,13 +59,13 @@ class RunRows:
     source: Path
     run: dict
     runtimes: list[RuntimeRows]
-    problems: list = field(default_factory=list)   # validate.Problem: rows that failed checks (left out)
-    sessions: list = field(default_factory=list)   # each command that wrote the run (the first, every --resume)
-    floors: dict = field(default_factory=dict)     # kind -> seconds array (the copy floor of a GPU machine)
-    damaged: str | None = None                     # what no longer matches the rows recorded at the run's end
-    repeat_details: dict = field(default_factory=dict)   # repeat -> {runtime id: details}: what each repeat's
-                                                         # process said of each runtime (its compile cache, …)
-    retaken: list = field(default_factory=list)    # rounds measured again for foreign load: (runtime, round, attempt)
+    problems: list = field(default_factory=list)  # validate.Problem: rows that failed checks (left out)
+    sessions: list = field(default_factory=list)  # each command that wrote the run (the first, every --resume)
+    floors: dict = field(default_factory=dict)  # kind -> seconds array (the copy floor of a GPU machine)
+    damaged: str | None = None  # what no longer matches the rows recorded at the run's end
+    repeat_details: dict = field(default_factory=dict)  # repeat -> {runtime id: details}: what each repeat's
+    # process said of each runtime (its compile cache, …)
+    retaken: list = field(default_factory=list)  # rounds measured again for foreign load: (runtime, round, attempt)
 
     @property
     def complete(self) -> bool:
@@ -108,9 +109,11 @@ def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
         verdicts = {run_id: integrity.verify(con, run_id) for run_id in ids}
         damaged = [v for v in verdicts.values() if v.damaged]
         if damaged and not allow_invalid:
-            raise UserError(f"{path} is refused: it no longer holds the rows recorded at its run's end "
-                            f"({'; '.join(p for v in damaged for p in v.problems)[:400]}); copy it again from where "
-                            "it was measured, or rtreport build --allow-invalid publishes it marked damaged")
+            raise UserError(
+                f"{path} is refused: it no longer holds the rows recorded at its run's end "
+                f"({'; '.join(p for v in damaged for p in v.problems)[:400]}); copy it again from where "
+                "it was measured, or rtreport build --allow-invalid publishes it marked damaged"
+            )
         runs = [_read(con, path, run_id, allow_invalid) for run_id in ids]
         for run in runs:
             found = verdicts[run.run["run_id"]]
@@ -135,22 +138,28 @@ def _current_schema(con, path: Path):
     if meta.get("application") != schema.APPLICATION:
         wal = path.with_name(path.name + ".wal")
         if not tables and path.name.endswith(".partial") and not wal.exists():
-            raise UserError(f"{path} is the partial file of a collect that stopped before its first checkpoint, and "
-                            f"its log {wal.name}, which held everything it measured, is gone (moved or deleted): "
-                            "nothing of that run can be read")
+            raise UserError(
+                f"{path} is the partial file of a collect that stopped before its first checkpoint, and "
+                f"its log {wal.name}, which held everything it measured, is gone (moved or deleted): "
+                "nothing of that run can be read"
+            )
         raise UserError(f"{path} is a DuckDB file but not one written by rtreport collect")
     text = str(meta.get("schema_version", ""))
     version = int(text) if text.isdigit() else 0
     if version > schema.SCHEMA_VERSION:
-        raise UserError(f"{path} has schema version {version}, newer than this rtreport reads "
-                        f"({schema.SCHEMA_VERSION}); upgrade rtreport")
+        raise UserError(
+            f"{path} has schema version {version}, newer than this rtreport reads "
+            f"({schema.SCHEMA_VERSION}); upgrade rtreport"
+        )
     if version < 1:
         raise UserError(f"{path} has no valid schema version")
     wanted = list(schema.TABLES) if version == schema.SCHEMA_VERSION else schema.OLD_TABLES[version]
     missing = [t for t in wanted if t not in tables and t not in schema.LATER_V3_TABLES]
     if missing:
-        raise UserError(f"{path} is an rtreport file without its {', '.join(missing)} table"
-                        f"{'s' * (len(missing) > 1)}: damaged or edited by hand")
+        raise UserError(
+            f"{path} is an rtreport file without its {', '.join(missing)} table"
+            f"{'s' * (len(missing) > 1)}: damaged or edited by hand"
+        )
     if version == schema.SCHEMA_VERSION:
         return con
     con.close()
@@ -179,8 +188,11 @@ def _json(text) -> dict:
 
 
 def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
-    cur = con.execute("SELECT * REPLACE (CAST(started_at AS VARCHAR) AS started_at, "
-                      "CAST(finished_at AS VARCHAR) AS finished_at) FROM runs WHERE run_id = ?", [run_id])
+    cur = con.execute(
+        "SELECT * REPLACE (CAST(started_at AS VARCHAR) AS started_at, "
+        "CAST(finished_at AS VARCHAR) AS finished_at) FROM runs WHERE run_id = ?",
+        [run_id],
+    )
     run = dict(zip([d[0] for d in cur.description], cur.fetchone()))
     for key in ("environment", "protocol", "settings"):
         run[key] = _json(run.get(key))
@@ -189,26 +201,33 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
     found = validate.problems(con, run_id, num_actions, seeds)
     if found and not allow_invalid:
         shown = "; ".join(str(p) for p in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
-        raise UserError(f"{path} is refused: its raw rows fail validation ({shown}); "
-                        "rtreport build --allow-invalid publishes it marked invalid, without those rows")
+        raise UserError(
+            f"{path} is refused: its raw rows fail validation ({shown}); "
+            "rtreport build --allow-invalid publishes it marked invalid, without those rows"
+        )
 
     def query(table: str, select: str, rid: str, tail: str = ""):
         keep = validate.valid_rows(table, num_actions) if found else ""
-        sql = (f"SELECT {select} FROM (SELECT * FROM {table} WHERE run_id = $run {keep}) "
-               f"WHERE runtime_id = $rid {tail}")
+        sql = f"SELECT {select} FROM (SELECT * FROM {table} WHERE run_id = $run {keep}) WHERE runtime_id = $rid {tail}"
         params = {"run": run_id, "rid": rid, "seeds": seeds}
         return con.execute(sql, {k: v for k, v in params.items() if f"${k}" in sql}).fetchall()
 
     has_twins = bool(con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'twins'").fetchall())
     runtimes = []
-    for r in con.execute("SELECT runtime_id, position, title, framework, device, precision, variant, status, reason, "
-                         "artifact_bytes, prepare_seconds, libraries, numerics, details FROM runtimes "
-                         "WHERE run_id = ? ORDER BY position, runtime_id", [run_id]).fetchall():
+    for r in con.execute(
+        "SELECT runtime_id, position, title, framework, device, precision, variant, status, reason, "
+        "artifact_bytes, prepare_seconds, libraries, numerics, details FROM runtimes "
+        "WHERE run_id = ? ORDER BY position, runtime_id",
+        [run_id],
+    ).fetchall():
         rt = RuntimeRows(*r[:11], libraries=_json(r[11]), numerics=_json(r[12]), details=_json(r[13]))
         rid = rt.runtime_id
         for kind, batch, round_, seconds in query(
-                "latency", "kind, batch_size, round, list(seconds ORDER BY iteration)", rid,
-                "GROUP BY kind, batch_size, round ORDER BY kind, batch_size, round"):
+            "latency",
+            "kind, batch_size, round, list(seconds ORDER BY iteration)",
+            rid,
+            "GROUP BY kind, batch_size, round ORDER BY kind, batch_size, round",
+        ):
             if kind == "decision":
                 rt.rounds.append(np.asarray(seconds, dtype=float))
                 rt.round_ids.append(int(round_))
@@ -216,63 +235,127 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                 rt.batch_seconds[int(batch)] = np.asarray(seconds, dtype=float)
         if rt.rounds:
             rt.decision_seconds = np.concatenate(rt.rounds)
-        rt.round_info = [{"round": r, "position": p, "started_at": str(t) if t else None, "conditions": _json(c)}
-                         for r, p, t, c in con.execute(
-                             "SELECT round, position, started_at, conditions FROM rounds WHERE run_id = ? AND "
-                             "runtime_id = ? ORDER BY round", [run_id, rid]).fetchall()]
+        rt.round_info = [
+            {"round": r, "position": p, "started_at": str(t) if t else None, "conditions": _json(c)}
+            for r, p, t, c in con.execute(
+                "SELECT round, position, started_at, conditions FROM rounds WHERE run_id = ? AND "
+                "runtime_id = ? ORDER BY round",
+                [run_id, rid],
+            ).fetchall()
+        ]
         q = query("state_q", "state_index, q_values", rid, "ORDER BY state_index")
         rt.state_q = np.asarray([v[1] for v in q], dtype=float) if q else None
         rt.first_q = {int(i): v for i, v in q}
         rt.repeat_q = query("repeat_state_q", "repeat, state_index, q_values", rid, "ORDER BY repeat, state_index")
         for seed, score, steps, truncated, cap, actions, source, margins in query(
-                "episodes", "seed, score, steps, truncated, step_cap, actions, source, margin_counts", rid,
-                "ORDER BY seed"):
-            rt.episodes.append({"seed": seed, "score": score, "steps": steps, "truncated": truncated,
-                                "step_cap": cap, "source": source})
+            "episodes", "seed, score, steps, truncated, step_cap, actions, source, margin_counts", rid, "ORDER BY seed"
+        ):
+            rt.episodes.append(
+                {
+                    "seed": seed,
+                    "score": score,
+                    "steps": steps,
+                    "truncated": truncated,
+                    "step_cap": cap,
+                    "source": source,
+                }
+            )
             if actions is not None:
                 rt.traces[int(seed)] = list(actions)
             if margins is not None:
                 rt.margin_counts[int(seed)] = list(margins)
         reference = run.get("reference_runtime")
-        rt.shadow = {int(s): {"decisions": d, "same": m, "first_flip": f} for s, d, m, f in con.execute(
-            "SELECT seed, decisions, same, first_flip FROM shadow WHERE run_id = ? AND runtime_id = ? AND driver = ? "
-            "ORDER BY seed", [run_id, rid, reference]).fetchall()}
-        rt.flips = [dict(zip(("seed", "step", "reference_action", "action", "reference_margin", "margin"), f))
-                    for f in con.execute("SELECT seed, step, reference_action, action, reference_margin, margin "
-                                         "FROM flips WHERE run_id = ? AND runtime_id = ? ORDER BY seed, step",
-                                         [run_id, rid]).fetchall()]
-        rt.kernels = [dict(zip(("name", "kind", "calls", "seconds", "decisions"), k)) for k in con.execute(
-            "SELECT name, kind, calls, seconds, decisions FROM kernels WHERE run_id = ? AND runtime_id = ? "
-            "ORDER BY seconds DESC, name", [run_id, rid]).fetchall()]
-        rt.resources = {k: {"value": v, "unit": u, "method": m} for k, v, u, m in con.execute(
-            "SELECT kind, value, unit, method FROM resources WHERE run_id = ? AND runtime_id = ? ORDER BY kind",
-            [run_id, rid]).fetchall()}
-        if has_twins:   # in play, a twin computed its decisions (collect.play.twins)
-            rt.twins = {twin: dict(zip(("games", "decisions", "checked", "differing"), map(int, counts)))
-                        for twin, *counts in con.execute(
-                            "SELECT twin, count(*), sum(decisions), sum(checked), sum(differing) FROM twins "
-                            "WHERE run_id = ? AND runtime_id = ? GROUP BY twin ORDER BY twin", [run_id, rid]).fetchall()}
-            rt.twin_games = {int(seed): (twin, checked, differing) for seed, twin, checked, differing in con.execute(
-                "SELECT seed, twin, checked, differing FROM twins WHERE run_id = ? AND runtime_id = ? AND driver = ?",
-                [run_id, rid, rid]).fetchall()}
+        rt.shadow = {
+            int(s): {"decisions": d, "same": m, "first_flip": f}
+            for s, d, m, f in con.execute(
+                "SELECT seed, decisions, same, first_flip FROM shadow "
+                "WHERE run_id = ? AND runtime_id = ? AND driver = ? "
+                "ORDER BY seed",
+                [run_id, rid, reference],
+            ).fetchall()
+        }
+        rt.flips = [
+            dict(zip(("seed", "step", "reference_action", "action", "reference_margin", "margin"), f))
+            for f in con.execute(
+                "SELECT seed, step, reference_action, action, reference_margin, margin "
+                "FROM flips WHERE run_id = ? AND runtime_id = ? ORDER BY seed, step",
+                [run_id, rid],
+            ).fetchall()
+        ]
+        rt.kernels = [
+            dict(zip(("name", "kind", "calls", "seconds", "decisions"), k))
+            for k in con.execute(
+                "SELECT name, kind, calls, seconds, decisions FROM kernels WHERE run_id = ? AND runtime_id = ? "
+                "ORDER BY seconds DESC, name",
+                [run_id, rid],
+            ).fetchall()
+        ]
+        rt.resources = {
+            k: {"value": v, "unit": u, "method": m}
+            for k, v, u, m in con.execute(
+                "SELECT kind, value, unit, method FROM resources WHERE run_id = ? AND runtime_id = ? ORDER BY kind",
+                [run_id, rid],
+            ).fetchall()
+        }
+        if has_twins:  # in play, a twin computed its decisions (collect.play.twins)
+            rt.twins = {
+                twin: dict(zip(("games", "decisions", "checked", "differing"), map(int, counts)))
+                for twin, *counts in con.execute(
+                    "SELECT twin, count(*), sum(decisions), sum(checked), sum(differing) FROM twins "
+                    "WHERE run_id = ? AND runtime_id = ? GROUP BY twin ORDER BY twin",
+                    [run_id, rid],
+                ).fetchall()
+            }
+            rt.twin_games = {
+                int(seed): (twin, checked, differing)
+                for seed, twin, checked, differing in con.execute(
+                    "SELECT seed, twin, checked, differing FROM twins "
+                    "WHERE run_id = ? AND runtime_id = ? AND driver = ?",
+                    [run_id, rid, rid],
+                ).fetchall()
+            }
         runtimes.append(rt)
-    floors = {k: np.asarray(v, dtype=float) for k, v in con.execute(
-        "SELECT kind, list(seconds ORDER BY iteration) FROM floors WHERE run_id = ? GROUP BY kind", [run_id]).fetchall()}
+    floors = {
+        k: np.asarray(v, dtype=float)
+        for k, v in con.execute(
+            "SELECT kind, list(seconds ORDER BY iteration) FROM floors WHERE run_id = ? GROUP BY kind", [run_id]
+        ).fetchall()
+    }
     by_id = {rt.runtime_id: rt for rt in runtimes}
     for rt in runtimes:  # an episode established by the reuse rule is its source's played episode
         for e in rt.episodes:
             source = by_id.get(e["source"]) if e["source"] else None
             if source is not None and e["seed"] in source.traces:
                 rt.traces[e["seed"]] = source.traces[e["seed"]]
-    sessions = [dict(zip(("session", "started_at", "finished_at", "status", "detail", "code_hash"),
-                         (n, str(a) if a else None, str(b) if b else None, st, d, h)))
-                for n, a, b, st, d, h in con.execute("SELECT session, started_at, finished_at, status, detail, code_hash "
-                                                     "FROM sessions WHERE run_id = ? ORDER BY session", [run_id]).fetchall()]
-    repeat_details = {int(k): {rid: (v or {}).get("details") or {} for rid, v in _json(rts).items()}
-                      for k, rts in con.execute("SELECT repeat, runtimes FROM repeats WHERE run_id = ? ORDER BY repeat",
-                                                [run_id]).fetchall()}
+    sessions = [
+        dict(
+            zip(
+                ("session", "started_at", "finished_at", "status", "detail", "code_hash"),
+                (n, str(a) if a else None, str(b) if b else None, st, d, h),
+            )
+        )
+        for n, a, b, st, d, h in con.execute(
+            "SELECT session, started_at, finished_at, status, detail, code_hash "
+            "FROM sessions WHERE run_id = ? ORDER BY session",
+            [run_id],
+        ).fetchall()
+    ]
+    repeat_details = {
+        int(k): {rid: (v or {}).get("details") or {} for rid, v in _json(rts).items()}
+        for k, rts in con.execute(
+            "SELECT repeat, runtimes FROM repeats WHERE run_id = ? ORDER BY repeat", [run_id]
+        ).fetchall()
+    }
     has_retaken = bool(con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'retaken'").fetchall())
-    retaken = [tuple(r) for r in con.execute("SELECT runtime_id, round, attempt FROM retaken WHERE run_id = ? "
-                                             "ORDER BY runtime_id, round, attempt", [run_id]).fetchall()] \
-        if has_retaken else []
+    retaken = (
+        [
+            tuple(r)
+            for r in con.execute(
+                "SELECT runtime_id, round, attempt FROM retaken WHERE run_id = ? ORDER BY runtime_id, round, attempt",
+                [run_id],
+            ).fetchall()
+        ]
+        if has_retaken
+        else []
+    )
     return RunRows(path, run, runtimes, found, sessions, floors, repeat_details=repeat_details, retaken=retaken)

@@ -4,6 +4,7 @@ The family is the candidates of one machine's run, each tested against the same 
 its own one-sided 2.5 % error (per comparison; no familywise correction: docs/sequential-design.md says why).
 Runtimes whose games are the same game on every seed both played (a CUDA-graph twin that takes its twin's action
 at every step replays that very game) have the same paired differences and are one play test, counted once."""
+
 from __future__ import annotations
 
 from rtreport.sequential import ALPHA
@@ -40,8 +41,14 @@ def family(res) -> dict | None:
     groups = play_tests(res)
     if not groups:
         return None
-    return {"candidates": sum(len(g) for g in groups), "tests": len(groups), "alpha": ALPHA,
-            "bound": min(1.0, len(groups) * ALPHA), "shared": [g for g in groups if len(g) > 1], "groups": groups}
+    return {
+        "candidates": sum(len(g) for g in groups),
+        "tests": len(groups),
+        "alpha": ALPHA,
+        "bound": min(1.0, len(groups) * ALPHA),
+        "shared": [g for g in groups if len(g) > 1],
+        "groups": groups,
+    }
 
 
 def family_text(res, t) -> str | None:
@@ -50,11 +57,27 @@ def family_text(res, t) -> str | None:
     if f is None:
         return None
     from .wording import pct
+
     e = {k: f[k] for k in ("candidates", "tests", "alpha", "bound")}
     if f["candidates"] == 1:
         return claims.say(t, "family_bound", "family_text_one", e, None, alpha=pct(f["alpha"]))
     # every test, numbered, those of one runtime too: "4 distinct play tests" lists four
-    shared = t("group_sep").join(t("family_group", k=k, runtimes=titles([r.rows.title for r in g], t))
-                                 for k, g in enumerate(f["groups"], 1)) if f["shared"] else ""
-    return claims.say(t, "family_bound", "family_text", e, None, candidates=f["candidates"], tests=f["tests"],
-                      alpha=pct(f["alpha"]), bound=pct(f["bound"]), shared=shared or t("family_no_shared"))
+    shared = (
+        t("group_sep").join(
+            t("family_group", k=k, runtimes=titles([r.rows.title for r in g], t)) for k, g in enumerate(f["groups"], 1)
+        )
+        if f["shared"]
+        else ""
+    )
+    return claims.say(
+        t,
+        "family_bound",
+        "family_text",
+        e,
+        None,
+        candidates=f["candidates"],
+        tests=f["tests"],
+        alpha=pct(f["alpha"]),
+        bound=pct(f["bound"]),
+        shared=shared or t("family_no_shared"),
+    )

@@ -4,6 +4,7 @@
 the reference, in its verdict's colour and mark (✓ deployment-worthy, ? undecided, ✗ not adopted), with the
 reference's line (1×) and the gate's (dashed). The site's picture is each machine's best runtime. The text is
 names and numbers only, so one picture serves both languages. Pure and byte-deterministic."""
+
 from __future__ import annotations
 
 import struct
@@ -17,22 +18,27 @@ import numpy as np
 WIDTH, HEIGHT, PAD = 1200, 630, 48
 FONT_FILE = Path(__file__).parent / "assets" / "og-font-dejavu-sans.npz"
 INK, MUTED, LINE, GATE = (27, 31, 36), (87, 96, 106), (208, 215, 222), (207, 34, 46)
-COLOURS = {"deployment-worthy": (26, 127, 55), "undecided": (154, 103, 0), "not-adopted": (207, 34, 46),
-           "reference": (9, 105, 218), "no-verdict": (139, 148, 158)}
+COLOURS = {
+    "deployment-worthy": (26, 127, 55),
+    "undecided": (154, 103, 0),
+    "not-adopted": (207, 34, 46),
+    "reference": (9, 105, 218),
+    "no-verdict": (139, 148, 158),
+}
 MARKS = {"deployment-worthy": " ✓", "undecided": " ?", "not-adopted": " ✗", "reference": "", "no-verdict": ""}
 
 
 @dataclass(frozen=True)
 class Bar:
     name: str
-    speed: float | None       # times the reference's speed (the gate's statistic, per round); None: not measured
-    outcome: str              # a verdict outcome, "reference" or "no-verdict"
+    speed: float | None  # times the reference's speed (the gate's statistic, per round); None: not measured
+    outcome: str  # a verdict outcome, "reference" or "no-verdict"
 
 
 @dataclass
 class Face:
-    atlas: np.ndarray         # coverage, 0–255: one row of glyphs side by side
-    start: dict               # character -> (first column, width, advance)
+    atlas: np.ndarray  # coverage, 0–255: one row of glyphs side by side
+    start: dict  # character -> (first column, width, advance)
 
     @property
     def height(self) -> int:
@@ -44,8 +50,10 @@ def face(name: str) -> Face:
     data = np.load(FONT_FILE)
     widths, advances = data[f"{name}.width"], data[f"{name}.advance"]
     starts = np.concatenate([[0], np.cumsum(widths)[:-1]])
-    return Face(data[f"{name}.atlas"], {chr(c): (int(s), int(w), int(a)) for c, s, w, a in
-                                        zip(data["chars"], starts, widths, advances)})
+    return Face(
+        data[f"{name}.atlas"],
+        {chr(c): (int(s), int(w), int(a)) for c, s, w, a in zip(data["chars"], starts, widths, advances)},
+    )
 
 
 def _glyph(f: Face, ch: str):
@@ -72,14 +80,14 @@ def draw_text(img: np.ndarray, x: int, y: int, text: str, f: Face, colour) -> in
         start, w, advance = _glyph(f, ch)
         x0, x1, y1 = max(x, 0), min(x + w, img.shape[1]), min(y + f.height, img.shape[0])
         if x1 > x0 and y1 > y:
-            a = f.atlas[: y1 - y, start + x0 - x: start + x1 - x, None].astype(np.float32) / 255
+            a = f.atlas[: y1 - y, start + x0 - x : start + x1 - x, None].astype(np.float32) / 255
             img[y:y1, x0:x1] = img[y:y1, x0:x1] * (1 - a) + colour * a
         x += advance
     return x
 
 
 def fill(img: np.ndarray, x0: int, y0: int, x1: int, y1: int, colour) -> None:
-    img[max(y0, 0):max(y1, 0), max(x0, 0):max(x1, 0)] = colour
+    img[max(y0, 0) : max(y1, 0), max(x0, 0) : max(x1, 0)] = colour
 
 
 def vline(img: np.ndarray, x: int, y0: int, y1: int, colour, dash: int = 0) -> None:
@@ -94,13 +102,18 @@ def png(img: np.ndarray) -> bytes:
 
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw, 6))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _canvas() -> np.ndarray:
     img = np.full((HEIGHT, WIDTH, 3), 255, dtype=np.float32)
-    fill(img, 0, 0, WIDTH, 8, COLOURS["reference"])          # the site's accent, along the top edge
+    fill(img, 0, 0, WIDTH, 8, COLOURS["reference"])  # the site's accent, along the top edge
     return img
 
 
@@ -114,24 +127,39 @@ def machine_picture(title: str, reference: str, bars: list[Bar], gate: float, da
     img = _canvas()
     big, name, bold = face("bold-40"), face("regular-22"), face("bold-22")
     draw_text(img, PAD, 28, fit(title, big, WIDTH - 2 * PAD), big, INK)
-    draw_text(img, PAD, 84, fit(" · ".join(x for x in (f"{reference} = 1×", "P95", date) if x), name,
-                                WIDTH - 2 * PAD), name, MUTED)
+    draw_text(
+        img,
+        PAD,
+        84,
+        fit(" · ".join(x for x in (f"{reference} = 1×", "P95", date) if x), name, WIDTH - 2 * PAD),
+        name,
+        MUTED,
+    )
     shown = bars[:10]
     top, bottom = 132, HEIGHT - 24
-    pitch = min(96, (bottom - top) // max(len(shown), 1))   # a few runtimes get thicker bars
+    pitch = min(96, (bottom - top) // max(len(shown), 1))  # a few runtimes get thicker bars
     room = WIDTH - 2 * PAD - max([text_width(_value(b), bold) for b in shown] + [0]) - 12
     most = max([b.speed for b in shown if b.speed] + [gate, 1.0])
-    px = (lambda v: PAD + round(v / most * room))
+
+    def px(v):
+        return PAD + round(v / most * room)
+
     for i, bar in enumerate(shown):
         y = top + i * pitch
         draw_text(img, PAD, y, fit(bar.name, name, WIDTH - 2 * PAD), name, INK)
         bar_top, bar_bottom = y + name.height + 2, y + pitch - 8
         end = px(bar.speed) if bar.speed else PAD
         fill(img, PAD, bar_top, end, bar_bottom, COLOURS[bar.outcome])
-        vline(img, px(1.0), bar_top - 3, bar_bottom + 3, MUTED)              # the reference's line, and the
-        vline(img, px(gate), bar_top - 3, bar_bottom + 3, GATE, dash=4)      # gate's, across every bar
-        draw_text(img, max(end, px(gate) + 2) + 8, (bar_top + bar_bottom - bold.height) // 2, _value(bar), bold,
-                  COLOURS[bar.outcome])
+        vline(img, px(1.0), bar_top - 3, bar_bottom + 3, MUTED)  # the reference's line, and the
+        vline(img, px(gate), bar_top - 3, bar_bottom + 3, GATE, dash=4)  # gate's, across every bar
+        draw_text(
+            img,
+            max(end, px(gate) + 2) + 8,
+            (bar_top + bar_bottom - bold.height) // 2,
+            _value(bar),
+            bold,
+            COLOURS[bar.outcome],
+        )
     return png(img)
 
 
@@ -149,8 +177,14 @@ def site_picture(title: str, answers: list[tuple[str, Bar | None]]) -> bytes:
         if bar is not None:
             value = _value(bar)
             x = draw_text(img, PAD, y + bold.height + 4, value, big, COLOURS[bar.outcome])
-            draw_text(img, x + 16, y + bold.height + 4 + big.height - name.height - 6,
-                      fit(bar.name, name, WIDTH - PAD - x - 16), name, INK)
+            draw_text(
+                img,
+                x + 16,
+                y + bold.height + 4 + big.height - name.height - 6,
+                fit(bar.name, name, WIDTH - PAD - x - 16),
+                name,
+                INK,
+            )
         y += max(step, bold.height + big.height + 28)
     return png(img)
 
@@ -181,8 +215,13 @@ def _names(res) -> tuple[str, str]:
 
 def machine_png(res) -> bytes:
     machine, reference = _names(res)
-    return machine_picture(machine, reference, answer_bars(res), 1 / (1 - res.gates.min_p95_reduction),
-                           str(res.rows.run.get("started_at") or "")[:10])
+    return machine_picture(
+        machine,
+        reference,
+        answer_bars(res),
+        1 / (1 - res.gates.min_p95_reduction),
+        str(res.rows.run.get("started_at") or "")[:10],
+    )
 
 
 def site_png(results) -> bytes:

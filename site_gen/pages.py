@@ -3,6 +3,7 @@
 Templates only place these values; nothing is computed in them. ``home`` holds the overview, comparison and study
 pages; this module the machine page and what every page shares.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,10 +26,23 @@ from .tables import played_agreement_table, play_test_table, repeats_tables, rou
 from .verdict import Gates
 from .wording import gate_reason, pct
 
-OUTCOME_CSS = {"deployment-worthy": "ok", "not-adopted": "bad", "reference": "ref", "no-verdict": "none",
-               "undecided": "warn"}
-MACHINE_CHARTS = (speed_chart, latency_chart, throughput_chart, agreement_chart, fixed_states_chart, play_chart,
-                  scores_chart, breakdown_chart)
+OUTCOME_CSS = {
+    "deployment-worthy": "ok",
+    "not-adopted": "bad",
+    "reference": "ref",
+    "no-verdict": "none",
+    "undecided": "warn",
+}
+MACHINE_CHARTS = (
+    speed_chart,
+    latency_chart,
+    throughput_chart,
+    agreement_chart,
+    fixed_states_chart,
+    play_chart,
+    scores_chart,
+    breakdown_chart,
+)
 
 
 def slugify(label: str, taken: set) -> str:
@@ -41,23 +55,48 @@ def slugify(label: str, taken: set) -> str:
     return slug
 
 
-def page_frame(lang: str, path: str, title: str, has_charts: bool, description: str = "",
-               base_url: str | None = None, kind: str = "website", image: str = "") -> dict:
+def page_frame(
+    lang: str,
+    path: str,
+    title: str,
+    has_charts: bool,
+    description: str = "",
+    base_url: str | None = None,
+    kind: str = "website",
+    image: str = "",
+) -> dict:
     """Common page fields: ``path`` is the page's path below the language folder ('' for its home). Absolute
     canonical and hreflang links (with x-default) only with a base URL: relative ones are invalid there.
     ``image``: the page's share picture, relative to the site's root (absolute with a base URL)."""
     depth = 1 + path.count("/") + (1 if path else 0)
     root = "../" * depth
     rel = f"{path + '/' if path else ''}index.html"
-    alternates = [{"lang": code, "hreflang": tag, "name": name, "href": f"{root}{code}/{rel}",
-                   "url": f"{base_url}{code}/{rel}" if base_url else None} for code, tag, name in LANGUAGES]
+    alternates = [
+        {
+            "lang": code,
+            "hreflang": tag,
+            "name": name,
+            "href": f"{root}{code}/{rel}",
+            "url": f"{base_url}{code}/{rel}" if base_url else None,
+        }
+        for code, tag, name in LANGUAGES
+    ]
     tag = next(t for c, t, _ in LANGUAGES if c == lang)
-    return {"lang": lang, "html_lang": tag, "root": root, "title": title, "alternates": alternates,
-            "charts": has_charts, "description": description, "base_url": base_url, "kind": kind,
-            "url": f"{base_url}{lang}/{rel}" if base_url else None,
-            "x_default": f"{base_url}{LANGUAGES[1][0]}/{rel}" if base_url else None,
-            "og_locale": "zh_TW" if lang == "zh-tw" else "en_US",
-            "image": image and (f"{base_url}{image}" if base_url else f"{root}{image}")}
+    return {
+        "lang": lang,
+        "html_lang": tag,
+        "root": root,
+        "title": title,
+        "alternates": alternates,
+        "charts": has_charts,
+        "description": description,
+        "base_url": base_url,
+        "kind": kind,
+        "url": f"{base_url}{lang}/{rel}" if base_url else None,
+        "x_default": f"{base_url}{LANGUAGES[1][0]}/{rel}" if base_url else None,
+        "og_locale": "zh_TW" if lang == "zh-tw" else "en_US",
+        "image": image and (f"{base_url}{image}" if base_url else f"{root}{image}"),
+    }
 
 
 def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
@@ -65,49 +104,87 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
         if col.startswith("batch:"):
             return t("col_batch_n", b=col.split(":", 1)[1])
         return t(col)
+
     spec = json.dumps(chart.figure, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     # Inside <script type="application/json"> only "</script" could end the block early; escape <, > and &.
     spec = spec.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     key, params, kind, evidence = chart.summary
-    return {"id": chart.chart_id, "spec_json": spec, "title": t(chart.title), "caption": t(chart.caption),
-            "summary": (claims.say(t, kind, key, evidence, chart.chart_id, **params) if kind else
-                        t(key, **params)) if key else "",
-            "table": {"head": [heading(c) for c in chart.columns], "rows": chart.rows}, "csv_href": csv_href,
-            "height": chart.figure["layout"].get("height", 400)}
+    return {
+        "id": chart.chart_id,
+        "spec_json": spec,
+        "title": t(chart.title),
+        "caption": t(chart.caption),
+        "summary": (claims.say(t, kind, key, evidence, chart.chart_id, **params) if kind else t(key, **params))
+        if key
+        else "",
+        "table": {"head": [heading(c) for c in chart.columns], "rows": chart.rows},
+        "csv_href": csv_href,
+        "height": chart.figure["layout"].get("height", 400),
+    }
 
 
 def gates_view(gates: Gates, t: Translator, root: str = "../") -> dict:
     limit = 1 - gates.min_p95_reduction
-    return {"lines": [t("gate_faster", stat=gates.speed_statistic.upper(), gate=f"{1 / limit:.2f}", limit=f"{limit:.2f}",
-                        least=gates.min_measurements),
-                      t("gate_agreement", threshold=pct(gates.min_same_action_fraction, 0)),
-                      t("gate_play", threshold=pct(gates.play_margin, 0))],
-            "source": t("gates_source", source=t("gate_source_default") if gates.source == "default" else gates.source),
-            "href": f"{root}gates.toml"}
+    return {
+        "lines": [
+            t(
+                "gate_faster",
+                stat=gates.speed_statistic.upper(),
+                gate=f"{1 / limit:.2f}",
+                limit=f"{limit:.2f}",
+                least=gates.min_measurements,
+            ),
+            t("gate_agreement", threshold=pct(gates.min_same_action_fraction, 0)),
+            t("gate_play", threshold=pct(gates.play_margin, 0)),
+        ],
+        "source": t("gates_source", source=t("gate_source_default") if gates.source == "default" else gates.source),
+        "href": f"{root}gates.toml",
+    }
 
 
-WITHHELD_REASON = {"no-reference": "reason_no_reference", "reference-not-measured": "reason_no_reference",
-                   "invalid": "reason_invalid_file", "smoke": "reason_smoke_profile"}
+WITHHELD_REASON = {
+    "no-reference": "reason_no_reference",
+    "reference-not-measured": "reason_no_reference",
+    "invalid": "reason_invalid_file",
+    "smoke": "reason_smoke_profile",
+}
 
 
 def verdict_cell(r, res: RunResult, t: Translator) -> dict:
     """The badge for one runtime on one machine, with its reasons."""
     if r.rows.status in ("unavailable", "failed"):
-        return {"css": "none", "text": t(f"status_{r.rows.status}"), "title": "",
-                "reasons": [t(f"reason_kind_{reasons.kind(r.rows.status, r.rows.reason)}")], "raw": r.rows.reason}
+        return {
+            "css": "none",
+            "text": t(f"status_{r.rows.status}"),
+            "title": "",
+            "reasons": [t(f"reason_kind_{reasons.kind(r.rows.status, r.rows.reason)}")],
+            "raw": r.rows.reason,
+        }
     repro = [wording.reproduction(r.reproduction, t, r.rows.runtime_id)] if r.reproduction else []
     repro += [wording.twin(r.twin, t, r.rows.runtime_id)] if r.twin else []
-    repro += [wording.stood_in(r.shadow["stood_in"], t, r.rows.runtime_id)] if r.shadow and r.shadow.get("stood_in") else []
+    repro += (
+        [wording.stood_in(r.shadow["stood_in"], t, r.rows.runtime_id)] if r.shadow and r.shadow.get("stood_in") else []
+    )
     badge = f" · {t('badge_not_reproducible')}" if r.reproduction and r.reproduction["reproducible"] is False else ""
     if r.is_reference and not res.withheld == "reference-not-measured":
-        return {"css": "ref", "text": t("outcome_reference") + badge, "title": "",
-                "reasons": [t("reason_reference"), *repro], "raw": None}
+        return {
+            "css": "ref",
+            "text": t("outcome_reference") + badge,
+            "title": "",
+            "reasons": [t("reason_reference"), *repro],
+            "raw": None,
+        }
     if r.verdict is None:
         why = [t(WITHHELD_REASON[res.withheld])] if res.withheld else []
         return {"css": "none", "text": t("outcome_no-verdict"), "title": "", "reasons": why, "raw": None}
     outcome = r.verdict.outcome
-    return {"css": OUTCOME_CSS[outcome], "text": t(f"outcome_{outcome}") + badge, "title": "",
-            "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates] + repro, "raw": None}
+    return {
+        "css": OUTCOME_CSS[outcome],
+        "text": t(f"outcome_{outcome}") + badge,
+        "title": "",
+        "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates] + repro,
+        "raw": None,
+    }
 
 
 def comparison_text(c: dict, t: Translator) -> str:
@@ -117,10 +194,19 @@ def comparison_text(c: dict, t: Translator) -> str:
     names = {"candidate": c["candidate"].title, "baseline": c["baseline"].title}
     if p["identical"] == p["n"]:
         return claims.say(t, "scores_identical", "comparison_identical", p, pair, **names, n=p["n"])
-    return claims.say(t, "score_difference", "comparison_row", {"mean": p["mean"], "low": p["ci_low"],
-                                                                "high": p["ci_high"]}, pair, **names,
-                      mean=f"{p['mean']:+.2f}", low=f"{p['ci_low']:+.2f}", high=f"{p['ci_high']:+.2f}",
-                      identical=p["identical"], n=p["n"])
+    return claims.say(
+        t,
+        "score_difference",
+        "comparison_row",
+        {"mean": p["mean"], "low": p["ci_low"], "high": p["ci_high"]},
+        pair,
+        **names,
+        mean=f"{p['mean']:+.2f}",
+        low=f"{p['ci_low']:+.2f}",
+        high=f"{p['ci_high']:+.2f}",
+        identical=p["identical"],
+        n=p["n"],
+    )
 
 
 def machine_title(res: RunResult, t: Translator) -> str:
@@ -131,55 +217,103 @@ def machine_title(res: RunResult, t: Translator) -> str:
 
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     run = res.rows.run
-    charts = dict.fromkeys(("speed", "latency", "throughput", "agreement", "fixed-states", "play", "scores",
-                            "breakdown"))
+    charts = dict.fromkeys(
+        ("speed", "latency", "throughput", "agreement", "fixed-states", "play", "scores", "breakdown")
+    )
     for make in MACHINE_CHARTS:
         chart = make(res, t)
         if chart:
             charts[chart.chart_id] = chart_view(chart, t, f"../../../data/{slug}/{chart.chart_id}.csv")
     meanings = run.get("protocol", {}).get("action_meanings") or []
-    name = (lambda a: meanings[a] if a < len(meanings) else str(a))
-    flips = [f"{r.rows.title} — " + t("flip_row", state=f["state"], ref_action=name(f["reference_action"]),
-                                      action=name(f["action"]), margin=f"{f['reference_margin']:.4f}",
-                                      dq=f"{f['max_abs_dq']:.2e}")
-             for r in res.runtimes for f in (r.agreement or {}).get("flips", [])]
+
+    def name(a):
+        return meanings[a] if a < len(meanings) else str(a)
+
+    flips = [
+        f"{r.rows.title} — "
+        + t(
+            "flip_row",
+            state=f["state"],
+            ref_action=name(f["reference_action"]),
+            action=name(f["action"]),
+            margin=f"{f['reference_margin']:.4f}",
+            dq=f"{f['max_abs_dq']:.2e}",
+        )
+        for r in res.runtimes
+        for f in (r.agreement or {}).get("flips", [])
+    ]
     comparisons = [comparison_text(c, t) for c in res.comparisons]
     measured = [r for r in res.runtimes if r.rows.status not in ("unavailable", "failed")]
     verdicts = [{"title": r.rows.title, "cell": verdict_cell(r, res, t)} for r in measured]
     lat_n = max((r.latency["n"] for r in res.runtimes if r.latency), default=0)
-    not_run = reasons.grouped([(r.rows.title, r.rows.status, r.rows.reason) for r in res.runtimes
-                               if r.rows.status in ("unavailable", "failed")], t)
+    not_run = reasons.grouped(
+        [
+            (r.rows.title, r.rows.status, r.rows.reason)
+            for r in res.runtimes
+            if r.rows.status in ("unavailable", "failed")
+        ],
+        t,
+    )
     date = str(run.get("started_at") or "")[:10]
     seeds = len(run.get("settings", {}).get("seeds", []))
     return {
-        "heading": machine_title(res, t), "date": t("measured_on", date=date, status=t(f"status_word_{run['status']}")
-                                                    if run["status"] in ("running", "incomplete", "complete")
-                                                    else run["status"]),
-        "banners": banners(res, t), "contents": contents_text(res, t), "found": sentences(res, t),
+        "heading": machine_title(res, t),
+        "date": t(
+            "measured_on",
+            date=date,
+            status=t(f"status_word_{run['status']}")
+            if run["status"] in ("running", "incomplete", "complete")
+            else run["status"],
+        ),
+        "banners": banners(res, t),
+        "contents": contents_text(res, t),
+        "found": sentences(res, t),
         "answer": answer_lines(res, t),
         "scope": scope_text(res, t),
-        "verdicts": verdicts, "family": family_text(res, t), "charts": charts, "flips": flips, "comparisons": comparisons,
+        "verdicts": verdicts,
+        "family": family_text(res, t),
+        "charts": charts,
+        "flips": flips,
+        "comparisons": comparisons,
         "speed_intro": t("speed_intro", n=f"{lat_n:,}"),
         # fewer independent measurements than the speed gate needs: no speed verdict, and how to take more
-        "speed_unconfirmed": t(claims.count_key("speed_unconfirmed", res.measurements), have=res.measurements,
-                               least=res.gates.min_measurements)
-        if lat_n and res.measurements < res.gates.min_measurements else None,
+        "speed_unconfirmed": t(
+            claims.count_key("speed_unconfirmed", res.measurements),
+            have=res.measurements,
+            least=res.gates.min_measurements,
+        )
+        if lat_n and res.measurements < res.gates.min_measurements
+        else None,
         "speed_notes": speed_notes(res, t) if lat_n else [],
         "run_file": res.rows.source.name,
         "played_intro": t("played_intro"),
-        "agreement_intro": t("agreement_intro", states=run.get("settings", {}).get("states", "?"),
-                             ref=(res.runtime(res.reference_id).rows.title if res.runtime(res.reference_id)
-                                  else t("none"))),
-        "play_intro": t("play_intro", n=f"{seeds:,}", ref=(res.runtime(res.reference_id).rows.title
-                                                          if res.runtime(res.reference_id) else t("none"))),
-        "rounds": rounds_table(res, t), "repeats": repeats_tables(res, t), "played_agreement": played_agreement_table(res, t),
-        "play_test": play_test_table(res, t), "verdicts_href": f"../../../data/{slug}/verdicts.json",
-        "kernels": kernels_table(res, t), "resources": resources_table(res, t),
-        "costs_note": None if charts.get("breakdown") or any(r.rows.kernels for r in res.runtimes)
+        "agreement_intro": t(
+            "agreement_intro",
+            states=run.get("settings", {}).get("states", "?"),
+            ref=(res.runtime(res.reference_id).rows.title if res.runtime(res.reference_id) else t("none")),
+        ),
+        "play_intro": t(
+            "play_intro",
+            n=f"{seeds:,}",
+            ref=(res.runtime(res.reference_id).rows.title if res.runtime(res.reference_id) else t("none")),
+        ),
+        "rounds": rounds_table(res, t),
+        "repeats": repeats_tables(res, t),
+        "played_agreement": played_agreement_table(res, t),
+        "play_test": play_test_table(res, t),
+        "verdicts_href": f"../../../data/{slug}/verdicts.json",
+        "kernels": kernels_table(res, t),
+        "resources": resources_table(res, t),
+        "costs_note": None
+        if charts.get("breakdown") or any(r.rows.kernels for r in res.runtimes)
         else t("costs_gpu_only"),
-        "artifacts": [{"title": r.rows.title, "tf32": tf32_text(r.rows.numerics, t)}
-                      for r in res.runtimes if r.rows.status == "available"],
-        "not_run": not_run, "provenance": [{"label": k, "value": v} for k, v in provenance_rows(res, t)],
+        "artifacts": [
+            {"title": r.rows.title, "tf32": tf32_text(r.rows.numerics, t)}
+            for r in res.runtimes
+            if r.rows.status == "available"
+        ],
+        "not_run": not_run,
+        "provenance": [{"label": k, "value": v} for k, v in provenance_rows(res, t)],
     }
 
 
@@ -190,8 +324,16 @@ def speed_notes(res: RunResult, t: Translator) -> list[str]:
     if load and load["rounds"]:
         limit = pct(host_load.FOREIGN_LIMIT, 0)
         if load["retaking"]:
-            out.append(t("speed_load_retaking", rounds=f"{load['rounds']:,}", retaken=load["retaken"],
-                         loaded=load["loaded"], limit=limit, retakes=load["retakes"]))
+            out.append(
+                t(
+                    "speed_load_retaking",
+                    rounds=f"{load['rounds']:,}",
+                    retaken=load["retaken"],
+                    loaded=load["loaded"],
+                    limit=limit,
+                    retakes=load["retakes"],
+                )
+            )
         else:
             out.append(t("speed_load_before", rounds=f"{load['rounds']:,}", loaded=load["loaded"], limit=limit))
     if res.rejudged:

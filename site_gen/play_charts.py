@@ -1,6 +1,7 @@
 """The play figures: each runtime's same-seed score difference from the reference (the play test's mean and
 repeated CI against the margin, over each seed's difference), and its score distribution beside the reference's on
 the same seeds."""
+
 from __future__ import annotations
 
 import math
@@ -53,33 +54,83 @@ def scores_chart(res: RunResult, t) -> Chart | None:
             q1.append(p25)
             q3.append(p75)
             colours.append(colour_of(r))
-        traces.append({"type": "scatter", "mode": "markers", "y": ys, "x": xs, "offsetgroup": who,
-                       "name": t("scores_it") if who == "it" else t("scores_reference", ref=ref_title),
-                       "marker": {"symbol": "line-ns-open" if who == "reference" else "diamond", "size": 12,
-                                  "color": colours, "line": {"width": 2}},
-                       "error_x": {"type": "data", "symmetric": False, "array": hi, "arrayminus": lo,
-                                   "color": "#57606a" if who == "reference" else "#1b1f24"},
-                       "customdata": [[f"{a:.0f}", f"{b:.0f}"] for a, b in zip(q1, q3)],
-                       "text": [_wrap(n) for n in ys],
-                       "hovertemplate": "%{text}<br>" + hover_lines(t("hover_scores")) + "<extra></extra>"})
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "y": ys,
+                "x": xs,
+                "offsetgroup": who,
+                "name": t("scores_it") if who == "it" else t("scores_reference", ref=ref_title),
+                "marker": {
+                    "symbol": "line-ns-open" if who == "reference" else "diamond",
+                    "size": 12,
+                    "color": colours,
+                    "line": {"width": 2},
+                },
+                "error_x": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": hi,
+                    "arrayminus": lo,
+                    "color": "#57606a" if who == "reference" else "#1b1f24",
+                },
+                "customdata": [[f"{a:.0f}", f"{b:.0f}"] for a, b in zip(q1, q3)],
+                "text": [_wrap(n) for n in ys],
+                "hovertemplate": "%{text}<br>" + hover_lines(t("hover_scores")) + "<extra></extra>",
+            }
+        )
     for r in tested:
         d = _same_seed_scores(res, r)
         a, b = (np.asarray(d[k], dtype=float) for k in ("it", "reference"))
         names.append(r.rows.title)
-        rows.append([r.rows.title, f"{a.size:,}", f"{np.median(a):g} / {np.median(b):g}",
-                     f"{np.percentile(a, 10):.1f} / {np.percentile(b, 10):.1f}",
-                     f"{np.percentile(a, 90):.1f} / {np.percentile(b, 90):.1f}",
-                     f"{a.min():g} / {b.min():g}", f"{a.max():g} / {b.max():g}"])
-        csv.append([r.rows.runtime_id, a.size, float(np.median(a)), float(np.median(b)), float(np.percentile(a, 10)),
-                    float(np.percentile(b, 10)), float(np.percentile(a, 90)), float(np.percentile(b, 90))])
-    layout = _rows_layout(t, len(tested), t("axis_score"), names, showlegend=True, legend=LEGEND_BELOW,
-                          scattermode="group")
+        rows.append(
+            [
+                r.rows.title,
+                f"{a.size:,}",
+                f"{np.median(a):g} / {np.median(b):g}",
+                f"{np.percentile(a, 10):.1f} / {np.percentile(b, 10):.1f}",
+                f"{np.percentile(a, 90):.1f} / {np.percentile(b, 90):.1f}",
+                f"{a.min():g} / {b.min():g}",
+                f"{a.max():g} / {b.max():g}",
+            ]
+        )
+        csv.append(
+            [
+                r.rows.runtime_id,
+                a.size,
+                float(np.median(a)),
+                float(np.median(b)),
+                float(np.percentile(a, 10)),
+                float(np.percentile(b, 10)),
+                float(np.percentile(a, 90)),
+                float(np.percentile(b, 90)),
+            ]
+        )
+    layout = _rows_layout(
+        t, len(tested), t("axis_score"), names, showlegend=True, legend=LEGEND_BELOW, scattermode="group"
+    )
     layout["height"] += legend_room(tr["name"] for tr in traces)
     fig = {"data": traces, "layout": layout}
     set_margins(fig, legend=[tr["name"] for tr in traces])
-    return Chart("scores", fig, ["col_runtime", "col_games", "col_median_vs_ref", "col_p10_vs_ref", "col_p90_vs_ref",
-                                 "col_min_vs_ref", "col_max_vs_ref"], rows, "title_scores", "cap_scores",
-                 ("sum_scores", {"n": len(tested), "ref": ref_title}, None, None), csv)
+    return Chart(
+        "scores",
+        fig,
+        [
+            "col_runtime",
+            "col_games",
+            "col_median_vs_ref",
+            "col_p10_vs_ref",
+            "col_p90_vs_ref",
+            "col_min_vs_ref",
+            "col_max_vs_ref",
+        ],
+        rows,
+        "title_scores",
+        "cap_scores",
+        ("sum_scores", {"n": len(tested), "ref": ref_title}, None, None),
+        csv,
+    )
 
 
 def _same_seed_scores(res: RunResult, r) -> dict:
@@ -101,49 +152,117 @@ def play_chart(res: RunResult, t) -> Chart | None:
     # each seed's paired difference at the look the test stopped (the study's figure), under the mean and its CI
     # seeds with the same difference share one dot, its area growing with their number (1,200 seeds a runtime would
     # otherwise weigh the page down by their repeated names)
-    dots = [(r.rows.title, _color(res, r.rows.runtime_id), x, n) for r in tested
-            for x, n in sorted(Counter(_r(d, 1) for d in _differences_at_stop(res, r)).items())]
-    seeds = {"type": "scatter", "mode": "markers", "y": [d[0] for d in dots], "x": [d[2] for d in dots],
-             "name": t("play_seed_dots"), "hoverinfo": "skip",
-             "marker": {"size": [round(min(4 + 1.2 * math.sqrt(d[3] - 1), 16), 1) for d in dots], "opacity": 0.35,
-                        "color": [d[1] for d in dots]}}
-    trace = {"type": "scatter", "mode": "markers", "y": names, "x": [_r(r.play["mean"], 3) for r in tested],
-             "marker": {"size": 12, "symbol": "diamond", "color": [_color(res, r.rows.runtime_id) for r in tested]},
-             "error_x": {"type": "data", "symmetric": False, "color": "#1b1f24",
-                         "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
-                         "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested]},
-             "customdata": [[t("play_identical_cell", n=f"{r.play['n']:,}") if r.play["sd"] == 0 and
-                             r.play["mean"] == 0 else t("hover_play_ci", low=f"{r.play['low']:+.1f}",
-                                                         high=f"{r.play['high']:+.1f}"), f"{r.play['n']:,}",
-                             t(f"play_{r.play['outcome']}")] for r in tested],
-             "text": [_wrap(n) for n in names],
-             "hovertemplate": "%{text}<br>" + hover_lines(t("hover_play")) + "<extra></extra>"}
+    dots = [
+        (r.rows.title, _color(res, r.rows.runtime_id), x, n)
+        for r in tested
+        for x, n in sorted(Counter(_r(d, 1) for d in _differences_at_stop(res, r)).items())
+    ]
+    seeds = {
+        "type": "scatter",
+        "mode": "markers",
+        "y": [d[0] for d in dots],
+        "x": [d[2] for d in dots],
+        "name": t("play_seed_dots"),
+        "hoverinfo": "skip",
+        "marker": {
+            "size": [round(min(4 + 1.2 * math.sqrt(d[3] - 1), 16), 1) for d in dots],
+            "opacity": 0.35,
+            "color": [d[1] for d in dots],
+        },
+    }
+    trace = {
+        "type": "scatter",
+        "mode": "markers",
+        "y": names,
+        "x": [_r(r.play["mean"], 3) for r in tested],
+        "marker": {"size": 12, "symbol": "diamond", "color": [_color(res, r.rows.runtime_id) for r in tested]},
+        "error_x": {
+            "type": "data",
+            "symmetric": False,
+            "color": "#1b1f24",
+            "array": [_r(r.play["high"] - r.play["mean"], 3) for r in tested],
+            "arrayminus": [_r(r.play["mean"] - r.play["low"], 3) for r in tested],
+        },
+        "customdata": [
+            [
+                t("play_identical_cell", n=f"{r.play['n']:,}")
+                if r.play["sd"] == 0 and r.play["mean"] == 0
+                else t("hover_play_ci", low=f"{r.play['low']:+.1f}", high=f"{r.play['high']:+.1f}"),
+                f"{r.play['n']:,}",
+                t(f"play_{r.play['outcome']}"),
+            ]
+            for r in tested
+        ],
+        "text": [_wrap(n) for n in names],
+        "hovertemplate": "%{text}<br>" + hover_lines(t("hover_play")) + "<extra></extra>",
+    }
     g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"), "right")
     zero, same = _vline(0, ZERO_LINE, t("ref_line_play"), "left")
-    fig = set_margins({"data": [seeds, trace], "layout": _rows_layout(t, len(tested), t("axis_paired_diff"), names,
-                                                                      shapes=[zero, g], annotations=same + note)})
+    fig = set_margins(
+        {
+            "data": [seeds, trace],
+            "layout": _rows_layout(
+                t, len(tested), t("axis_paired_diff"), names, shapes=[zero, g], annotations=same + note
+            ),
+        }
+    )
     rows, csv = [], []
     for r in tested:
         s, p, ref = r.scores, r.play, r.scores_reference or {}
-        same = p["sd"] == 0 and p["mean"] == 0    # identical on every seed: no interval to give
-        both = (lambda key, fmt: f"{fmt(s[key])} / {fmt(ref[key])}" if key in ref else fmt(s[key]))
-        rows.append([r.rows.title, f"{p['n']:,}", t("play_identical_cell", n=f"{p['n']:,}") if same else
-                     f"{p['mean']:+.2f}", t("none") if same else f"{p['low']:+.2f} … {p['high']:+.2f}",
-                     t(f"play_{play_outcome(r)}"), f"{s['n']:,}", both("mean", lambda x: f"{x:.2f}"),
-                     both("median", lambda x: f"{x:g}"), both("std", lambda x: f"{x:.2f}"),
-                     both("p10", lambda x: f"{x:.1f}"), both("p90", lambda x: f"{x:.1f}"),
-                     both("iqm", lambda x: f"{x:.2f}")])
+        same = p["sd"] == 0 and p["mean"] == 0  # identical on every seed: no interval to give
+
+        def both(key, fmt):
+            return f"{fmt(s[key])} / {fmt(ref[key])}" if key in ref else fmt(s[key])
+
+        rows.append(
+            [
+                r.rows.title,
+                f"{p['n']:,}",
+                t("play_identical_cell", n=f"{p['n']:,}") if same else f"{p['mean']:+.2f}",
+                t("none") if same else f"{p['low']:+.2f} … {p['high']:+.2f}",
+                t(f"play_{play_outcome(r)}"),
+                f"{s['n']:,}",
+                both("mean", lambda x: f"{x:.2f}"),
+                both("median", lambda x: f"{x:g}"),
+                both("std", lambda x: f"{x:.2f}"),
+                both("p10", lambda x: f"{x:.1f}"),
+                both("p90", lambda x: f"{x:.1f}"),
+                both("iqm", lambda x: f"{x:.2f}"),
+            ]
+        )
     for r in res.runtimes:
         p = r.paired_vs_reference
         for e in r.rows.episodes:
             diff = p["differences"][p["seeds"].index(e["seed"])] if p and e["seed"] in p["seeds"] else None
-            csv.append([r.rows.runtime_id, e["seed"], e["score"], e["steps"], e["truncated"], e["source"] or "",
-                        diff])
-    decided = {o: [r.rows.title for r in tested if play_outcome(r) == o] for o in
-               ("non-inferior", "inferior", "undecided")}
-    return Chart("play", fig, ["col_runtime", "col_seeds", "col_mean_diff", "col_rci", "col_outcome", "col_games",
-                               "col_mean_vs_ref", "col_median_vs_ref", "col_std_vs_ref", "col_p10_vs_ref",
-                               "col_p90_vs_ref", "col_iqm_vs_ref_seeds"], rows, "title_play",
-                 "cap_play", ("sum_play", {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()},
-                              "outcome_lists", {"lists": {o: [play_outcome(r) for r in tested if r.rows.title in v]
-                                                          for o, v in decided.items()}}), csv)
+            csv.append([r.rows.runtime_id, e["seed"], e["score"], e["steps"], e["truncated"], e["source"] or "", diff])
+    decided = {
+        o: [r.rows.title for r in tested if play_outcome(r) == o] for o in ("non-inferior", "inferior", "undecided")
+    }
+    return Chart(
+        "play",
+        fig,
+        [
+            "col_runtime",
+            "col_seeds",
+            "col_mean_diff",
+            "col_rci",
+            "col_outcome",
+            "col_games",
+            "col_mean_vs_ref",
+            "col_median_vs_ref",
+            "col_std_vs_ref",
+            "col_p10_vs_ref",
+            "col_p90_vs_ref",
+            "col_iqm_vs_ref_seeds",
+        ],
+        rows,
+        "title_play",
+        "cap_play",
+        (
+            "sum_play",
+            {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()},
+            "outcome_lists",
+            {"lists": {o: [play_outcome(r) for r in tested if r.rows.title in v] for o, v in decided.items()}},
+        ),
+        csv,
+    )

@@ -1,5 +1,6 @@
 """Why a runtime did not run, by kind, in the reader's language (the library's own words stay available as the
 raw text). Kinds are recognised from the reason the run recorded."""
+
 from __future__ import annotations
 
 from . import claims
@@ -32,5 +33,7 @@ def grouped(entries, t) -> list[dict]:
     for title, status, reason in entries:
         key = (kind(status, reason), reason or "")
         groups.setdefault(key, []).append(title)
-    return [{"kind": t(f"reason_kind_{k}"), "runtimes": claims.titles(titles, t), "raw": raw}
-            for (k, raw), titles in groups.items()]
+    return [
+        {"kind": t(f"reason_kind_{k}"), "runtimes": claims.titles(titles, t), "raw": raw}
+        for (k, raw), titles in groups.items()
+    ]

@@ -1,7 +1,8 @@
 """Writing the site: every page in both languages, chart data as CSV, ``verdicts.json`` per machine, the root
 page, an Atom feed of the findings, ``robots.txt``, ``404.html`` (and ``sitemap.xml`` with absolute links when a
-base URL is given; ``web.py`` makes those), and the assets (a partial plotly.js bundle, core and bar, and its zh-TW locale,
-vendored and versioned). Byte-deterministic."""
+base URL is given; ``web.py`` makes those), and the assets (a partial plotly.js bundle, core and bar, and its zh-TW
+locale, vendored and versioned). Byte-deterministic."""
+
 from __future__ import annotations
 
 import csv
@@ -15,8 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
-from .history import (answer, groups as history_groups, history_link, history_page, history_slugs,
-                      page_slugs, run_slugs)
+from .history import answer, groups as history_groups, history_link, history_page, history_slugs, page_slugs, run_slugs
 from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
 from .claims import count_key
 from .i18n import LANGUAGES, Translator, localize_titles
@@ -25,27 +25,50 @@ from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, pag
 from .verdicts_json import verdicts_document
 from .web import atom_feed, meta_description, not_found_view, robots, root_view, sitemap
 
-TEMPLATES = package_folder("site_gen.templates", "templates")   # the checkout's templates/, package data in a wheel
+TEMPLATES = package_folder("site_gen.templates", "templates")  # the checkout's templates/, package data in a wheel
 ASSETS = Path(__file__).parent / "assets"
-PLOTLY = "plotly-rtreport-3.7.0.min.js"           # plotly.js core + bar: the trace types the charts use (tools/plotly_bundle)
+PLOTLY = "plotly-rtreport-3.7.0.min.js"  # plotly.js core + bar: the trace types the charts use (tools/plotly_bundle)
 PLOTLY_LOCALE = "plotly-locale-zh-tw-3.7.0.js"
 STATIC = (PLOTLY, PLOTLY_LOCALE, "plotly-LICENSE.txt", "rtreport.js", "site.css", "favicon.svg")
-TOUCH_ICON = "apple-touch-icon.png"               # 180×180, the favicon's picture; at the site root, where iOS looks
+TOUCH_ICON = "apple-touch-icon.png"  # 180×180, the favicon's picture; at the site root, where iOS looks
 MARKER = ".rtreport-site"
-SITE_PICTURE = "og/site.png"                      # the share picture of pages that are not one machine's
+SITE_PICTURE = "og/site.png"  # the share picture of pages that are not one machine's
 CSV_HEADERS = {
     "speed": ["runtime_id", "p95_ms", "times_reference_speed", "ci_low", "ci_high", "next_low", "next_high"],
-    "latency": ["runtime_id", "samples", "p50_ms", "p95_ms", "p95_ci_low_ms", "p95_ci_high_ms", "p99_ms", "mean_ms",
-                "std_ms"],
+    "latency": [
+        "runtime_id",
+        "samples",
+        "p50_ms",
+        "p95_ms",
+        "p95_ci_low_ms",
+        "p95_ci_high_ms",
+        "p99_ms",
+        "mean_ms",
+        "std_ms",
+    ],
     "throughput": ["runtime_id", "batch_size", "decisions_per_second"],
     "agreement": ["runtime_id", "decisions", "same", "fraction", "ci_low", "ci_high"],
     "fixed-states": ["runtime_id", "state_index", "reference_margin", "max_abs_dq", "action_changed"],
     "play": ["runtime_id", "seed", "score", "steps", "truncated", "established_from", "paired_difference_vs_reference"],
     "scores": ["runtime_id", "seeds", "median", "reference_median", "p10", "reference_p10", "p90", "reference_p90"],
-    "breakdown": ["runtime_id", "decision_p50_us", "copy_in_us", "kernels_us", "copy_out_us", "host_us",
-                  "kernels_per_decision", "decisions_profiled"],
-    "cross-hardware": ["machine", "runtime_id", "p50_ms", "p95_ms", "same_action_fraction_in_play",
-                       "paired_score_difference_vs_reference"],
+    "breakdown": [
+        "runtime_id",
+        "decision_p50_us",
+        "copy_in_us",
+        "kernels_us",
+        "copy_out_us",
+        "host_us",
+        "kernels_per_decision",
+        "decisions_profiled",
+    ],
+    "cross-hardware": [
+        "machine",
+        "runtime_id",
+        "p50_ms",
+        "p95_ms",
+        "same_action_fraction_in_play",
+        "paired_score_difference_vs_reference",
+    ],
 }
 
 
@@ -74,9 +97,14 @@ def asset_versions() -> dict[str, str]:
 
 
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html"]),
-                      undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False,
-                      extensions=["jinja2.ext.i18n"])
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=False,
+        extensions=["jinja2.ext.i18n"],
+    )
     env.globals["asset_v"] = asset_versions()
     return env
 
@@ -84,59 +112,114 @@ def _environment() -> Environment:
 def _install(env: Environment, t: Translator) -> None:
     """Jinja2's i18n extension reads the same catalogues: ``_("key")`` in a template is ``t("key")`` (a text
     with parameters goes through ``t``, whose catalogues fill ``{name}``, not gettext's ``%(name)s``)."""
-    env.install_gettext_callables(gettext=lambda key: t(key), ngettext=lambda one, many, n: t(one if n == 1 else many),
-                                  newstyle=False)
+    env.install_gettext_callables(
+        gettext=lambda key: t(key), ngettext=lambda one, many, n: t(one if n == 1 else many), newstyle=False
+    )
 
 
 def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: str | None = None) -> list[Path]:
-    slugs = page_slugs(results)      # how each run is linked: a machine's answer at its label's slug
-    own = run_slugs(results)         # each run's own page, which later runs never move
-    pages = [(res, target) for res, slug, mine in zip(results, slugs, own)
-             for target in dict.fromkeys([slug, mine])]   # the answer's run at both
+    slugs = page_slugs(results)  # how each run is linked: a machine's answer at its label's slug
+    own = run_slugs(results)  # each run's own page, which later runs never move
+    pages = [
+        (res, target) for res, slug, mine in zip(results, slugs, own) for target in dict.fromkeys([slug, mine])
+    ]  # the answer's run at both
     out.mkdir(parents=True)
     env = _environment()
     written = []
 
-    def render(template: str, lang: str, rel: str, title: str, description: str, has_charts: bool,
-               kind: str = "website", image: str = SITE_PICTURE, **ctx) -> None:
+    def render(
+        template: str,
+        lang: str,
+        rel: str,
+        title: str,
+        description: str,
+        has_charts: bool,
+        kind: str = "website",
+        image: str = SITE_PICTURE,
+        **ctx,
+    ) -> None:
         doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
         t = Translator(lang)
         _install(env, t)
         page = page_frame(lang, rel, title, has_charts, meta_description(description), base_url, kind, image)
-        html = env.get_template(template).render(t=t, page=page, plotly_file=PLOTLY, plotly_locale=PLOTLY_LOCALE,
-                                                 gates=gates_view(gates, t, page["root"]), **ctx)
-        html = localize_titles(html, lang)   # titles (table cells, headings, chart labels) in the page's language
+        html = env.get_template(template).render(
+            t=t,
+            page=page,
+            plotly_file=PLOTLY,
+            plotly_locale=PLOTLY_LOCALE,
+            gates=gates_view(gates, t, page["root"]),
+            **ctx,
+        )
+        html = localize_titles(html, lang)  # titles (table cells, headings, chart labels) in the page's language
         path = out / lang / (rel + "/" if rel else "") / "index.html"
         _write(path, html)
         written.append(path)
 
-    histories = history_groups(results, slugs)          # labels with two or more runs
-    run_pages = dict(history_groups(results, own))      # … with each run at its own page
+    histories = history_groups(results, slugs)  # labels with two or more runs
+    run_pages = dict(history_groups(results, own))  # … with each run at its own page
     history_slug = history_slugs(histories)
     history_of = {id(res): label for label, runs in histories for res, _ in runs}
     for lang, _, _ in LANGUAGES:
         t = Translator(lang)
         doing["source"] = None
         home = home_page(results, slugs, t)
-        render("index.html", lang, "", t("site_title"), t(count_key("home_description", len(results)), n=len(results)), False, home=home)
+        render(
+            "index.html",
+            lang,
+            "",
+            t("site_title"),
+            t(count_key("home_description", len(results)), n=len(results)),
+            False,
+            home=home,
+        )
         compare = compare_page(results, slugs, t)
-        render("compare.html", lang, "compare", t("compare_heading"), t("compare_description"),
-               compare["chart"] is not None, compare=compare)
-        render("study.html", lang, "study", t("study_heading"), t("study_description"), False,
-               study=study_page(results, slugs, t))
+        render(
+            "compare.html",
+            lang,
+            "compare",
+            t("compare_heading"),
+            t("compare_description"),
+            compare["chart"] is not None,
+            compare=compare,
+        )
+        render(
+            "study.html",
+            lang,
+            "study",
+            t("study_heading"),
+            t("study_description"),
+            False,
+            study=study_page(results, slugs, t),
+        )
         render("method.html", lang, "method", t("method_title"), t("method_description"), False)
         for res, slug in pages:
             doing["source"] = res.rows.source
             hw = hardware_page(res, slug, t)
             label = history_of.get(id(res))
             hw["history"] = label and history_link(label, dict(histories)[label], res, history_slug[label], t)
-            render("hardware.html", lang, f"hardware/{slug}", machine_title(res, t), hw["found"][0],
-                   any(hw["charts"].values()), kind="article", image=f"og/{slug}.png", hw=hw)
+            render(
+                "hardware.html",
+                lang,
+                f"hardware/{slug}",
+                machine_title(res, t),
+                hw["found"][0],
+                any(hw["charts"].values()),
+                kind="article",
+                image=f"og/{slug}.png",
+                hw=hw,
+            )
         for label, runs in histories:
             doing.update(what=f"writing the history of {label}", source=None)
-            render("history.html", lang, f"history/{history_slug[label]}", t("hist_heading", label=label),
-                   t("hist_description", label=label, n=len(runs)), False, image=f"og/{runs[answer(runs)][1]}.png",
-                   hist=history_page(label, run_pages[label], t))
+            render(
+                "history.html",
+                lang,
+                f"history/{history_slug[label]}",
+                t("hist_heading", label=label),
+                t("hist_description", label=label, n=len(runs)),
+                False,
+                image=f"og/{runs[answer(runs)][1]}.png",
+                hist=history_page(label, run_pages[label], t),
+            )
 
     # Chart data as CSV and verdicts as JSON, language-neutral (runtime ids, raw numbers).
     doing.update(what="writing the chart data (CSV) and verdicts.json", source=None)
@@ -160,16 +243,21 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
     _write(out / "feed.xml", atom_feed(results, slugs, base_url))
     _write(out / "robots.txt", robots(base_url))
     if base_url:
-        _write(out / "sitemap.xml", sitemap(["index.html"] + [p.relative_to(out).as_posix() for p in written], base_url))
+        _write(
+            out / "sitemap.xml", sitemap(["index.html"] + [p.relative_to(out).as_posix() for p in written], base_url)
+        )
     assets = out / "assets"
     assets.mkdir(parents=True, exist_ok=True)
     for name in STATIC:
         shutil.copyfile(ASSETS / name, assets / name)
     _write(out / "gates.toml", Path(gates_path or DEFAULT_GATES).read_text())
-    _write(out / "index.html", env.get_template("root.html").render(
-        root=root_view(results, slugs, base_url), image=(base_url or "") + SITE_PICTURE))
+    _write(
+        out / "index.html",
+        env.get_template("root.html").render(
+            root=root_view(results, slugs, base_url), image=(base_url or "") + SITE_PICTURE
+        ),
+    )
     _write(out / "404.html", env.get_template("404.html").render(nf=not_found_view(base_url)))
     shutil.copyfile(ASSETS / TOUCH_ICON, out / TOUCH_ICON)
     _write(out / MARKER, "built by rtreport build; this folder is replaced on every build\n")
     return written
-

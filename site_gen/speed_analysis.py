@@ -1,6 +1,7 @@
 """One run's speed evidence, from its raw rows (pure): the rounds keyed for pairing and grouped by the machine's
 boots, each runtime's published P50/P95 and their intervals, two runtimes compared round by round, and the rounds
 that ran under other processes' load; ``site_gen.analysis`` puts them on each runtime's result."""
+
 from __future__ import annotations
 
 from rtreport import host_load, latency_stats, stats
@@ -17,10 +18,13 @@ def load_summary(run: RunRows, runtime_ids=None) -> dict:
     ids = set(runtime_ids) if runtime_ids is not None else {rt.runtime_id for rt in run.runtimes}
     counted = [(rt.runtime_id, i) for rt in run.runtimes if rt.runtime_id in ids for i in rt.round_info]
     again = {(rid, r) for rid, r, _ in run.retaken if rid in ids}
-    return {"rounds": len(counted), "retaken": len(again), "loaded": sum(host_load.loaded(i.get("conditions") or {})
-                                                                          for _, i in counted),
-            "retaking": "retakes" in (run.run.get("settings") or {}),
-            "retakes": (run.run.get("settings") or {}).get("retakes")}
+    return {
+        "rounds": len(counted),
+        "retaken": len(again),
+        "loaded": sum(host_load.loaded(i.get("conditions") or {}) for _, i in counted),
+        "retaking": "retakes" in (run.run.get("settings") or {}),
+        "retakes": (run.run.get("settings") or {}).get("retakes"),
+    }
 
 
 def rejudged(run: RunRows, gates: Gates) -> bool:
@@ -48,12 +52,19 @@ def latency_summary(rt: RuntimeRows, keyed: dict) -> dict:
     summary["rounds"] = stats.round_summaries(rt.rounds)
     summary["spread"] = stats.rounds_spread(rt.rounds)
     summary["est"] = {q: latency_stats.runtime_interval(keyed, q, boots=boots(rt)) for q in latency_stats.STATISTICS}
-    for q, est in summary["est"].items():   # one round: its value, and no interval
+    for q, est in summary["est"].items():  # one round: its value, and no interval
         summary[q] = est["value"] if est else latency_stats.round_statistic(rt.rounds[0], q)
     p95 = summary["est"]["p95"]
     summary["p95_ci_low"], summary["p95_ci_high"] = (p95["low"], p95["high"]) if p95 else (None, None)
-    summary["per_round"] = [{"round": k, "repeat": rep, "p50": latency_stats.round_statistic(s, "p50"),
-                             "p95": latency_stats.round_statistic(s, "p95")} for k, (rep, s) in keyed.items()]
+    summary["per_round"] = [
+        {
+            "round": k,
+            "repeat": rep,
+            "p50": latency_stats.round_statistic(s, "p50"),
+            "p95": latency_stats.round_statistic(s, "p95"),
+        }
+        for k, (rep, s) in keyed.items()
+    ]
     return summary
 
 

@@ -1,5 +1,6 @@
 """The machine page's tables of the verdict's evidence: latency rounds, agreement on every played decision, the
 play test. Each is {"head": [...], "rows": [[...]]} of formatted, translated cells (templates only place them)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,16 +33,38 @@ def rounds_table(res: RunResult, t: Translator) -> dict | None:
         conditions = [i["conditions"].get("after") or {} for i in r.rows.round_info if i.get("conditions")]
         clocks = sorted({c["sm_clock_mhz"] for c in conditions if "sm_clock_mhz" in c})
         temps = [c["temperature_c"] for c in conditions if "temperature_c" in c]
-        gpu = t("round_gpu", clock=f"{clocks[0]}–{clocks[-1]}" if len(clocks) > 1 else clocks[0],
-                temp=f"{min(temps)}–{max(temps)}") if clocks and temps else t("none")
+        gpu = (
+            t(
+                "round_gpu",
+                clock=f"{clocks[0]}–{clocks[-1]}" if len(clocks) > 1 else clocks[0],
+                temp=f"{min(temps)}–{max(temps)}",
+            )
+            if clocks and temps
+            else t("none")
+        )
         spread = r.latency["spread"]
-        rows.append([r.rows.title, str(len(rounds)), _span([s["p50"] for s in rounds], lambda x: f"{x:.3f}"),
-                     _span([s["p95"] for s in rounds], lambda x: f"{x:.3f}"),
-                     f"{spread:.2f}×" + (" ⚠" if spread > 1.10 else ""), gpu,
-                     f"{r.ratio[0]:.3f}" if r.ratio else t("none"),
-                     f"{r.ratio[1]:.3f} … {r.ratio[2]:.3f}" if r.ratio else t("none")])
-    head = [t("col_runtime"), t("col_rounds"), t("col_round_p50s"), t("col_round_p95s"), t("col_round_spread"),
-            t("col_round_gpu"), t("col_vs_reference", stat=stat_name(res)), t("col_vs_reference_ci")]
+        rows.append(
+            [
+                r.rows.title,
+                str(len(rounds)),
+                _span([s["p50"] for s in rounds], lambda x: f"{x:.3f}"),
+                _span([s["p95"] for s in rounds], lambda x: f"{x:.3f}"),
+                f"{spread:.2f}×" + (" ⚠" if spread > 1.10 else ""),
+                gpu,
+                f"{r.ratio[0]:.3f}" if r.ratio else t("none"),
+                f"{r.ratio[1]:.3f} … {r.ratio[2]:.3f}" if r.ratio else t("none"),
+            ]
+        )
+    head = [
+        t("col_runtime"),
+        t("col_rounds"),
+        t("col_round_p50s"),
+        t("col_round_p95s"),
+        t("col_round_spread"),
+        t("col_round_gpu"),
+        t("col_vs_reference", stat=stat_name(res)),
+        t("col_vs_reference_ci"),
+    ]
     return {"head": head, "rows": rows}
 
 
@@ -61,22 +84,38 @@ def repeats_tables(res: RunResult, t: Translator) -> dict | None:
     if ref is None or len(groups) < 2:
         return None
     q = res.gates.speed_statistic
-    name = (lambda g: t("col_protocol_rounds") if g == 0 else t("col_repeat", n=g))
+
+    def name(g):
+        return t("col_protocol_rounds") if g == 0 else t("col_repeat", n=g)
+
     rows = []
     for r in res.runtimes:
         if not r.ratios or r.is_reference:
             continue
-        per = dict((g, v) for g, v, _ in latency_stats.repeat_values(latency_stats.paired_ratios(r.keyed, ref.keyed, q)))
+        per = dict(
+            (g, v) for g, v, _ in latency_stats.repeat_values(latency_stats.paired_ratios(r.keyed, ref.keyed, q))
+        )
         interval = r.ratios.get(q)
-        rows.append([r.rows.title, *[f"{per[g]:.3f}" if g in per else t("none") for g in groups],
-                     f"{interval['low']:.3f}–{interval['high']:.3f}" if interval else t("none"),
-                     f"{interval['next_low']:.3f}–{interval['next_high']:.3f}" if interval and interval["next_low"]
-                     else t("none")])
-    ratios = {"head": [t("col_runtime"), *[name(g) for g in groups], t("col_vs_reference_ci"),
-                       t("col_vs_reference_next")], "rows": rows}
+        rows.append(
+            [
+                r.rows.title,
+                *[f"{per[g]:.3f}" if g in per else t("none") for g in groups],
+                f"{interval['low']:.3f}–{interval['high']:.3f}" if interval else t("none"),
+                f"{interval['next_low']:.3f}–{interval['next_high']:.3f}"
+                if interval and interval["next_low"]
+                else t("none"),
+            ]
+        )
+    ratios = {
+        "head": [t("col_runtime"), *[name(g) for g in groups], t("col_vs_reference_ci"), t("col_vs_reference_next")],
+        "rows": rows,
+    }
     again: dict = {}
-    repeat_of = {(r.rows.runtime_id, i["round"]): int((i.get("conditions") or {}).get("repeat") or 0)
-                 for r in res.runtimes for i in r.rows.round_info}
+    repeat_of = {
+        (r.rows.runtime_id, i["round"]): int((i.get("conditions") or {}).get("repeat") or 0)
+        for r in res.runtimes
+        for i in r.rows.round_info
+    }
     for rid, round_, _ in res.rows.retaken:
         g = repeat_of.get((rid, round_), 0)
         again.setdefault(g, set()).add((rid, round_))
@@ -90,18 +129,40 @@ def repeats_tables(res: RunResult, t: Translator) -> dict | None:
         rounds = info.get(g, {})
         cs = [c for entries in rounds.values() for _, c in entries]
         started = sorted(s for entries in rounds.values() for s, _ in entries if s)
-        conditions.append([name(g), str(len(rounds)), started[0][:19] if started else "—",
-                           _span([c.get("host_load") for c in cs], lambda x: f"{x:.2f}"),
-                           _span([c.get("cpu_busy") for c in cs], lambda x: pct(x, 0)),
-                           _span([c.get("cpu_mhz") for c in cs], lambda x: f"{x:.0f}"),
-                           _span([(c.get("after") or {}).get("sm_clock_mhz") for c in cs], lambda x: f"{x:.0f}"),
-                           _span([host_load.foreign_share(c) for c in cs], lambda x: pct(x, 0)),
-                           str(len(again.get(g, ()))),
-                           str(sum(1 for entries in rounds.values() if any(host_load.loaded(c) for _, c in entries)))])
-    head = [t(k) for k in ("col_measurement", "col_rounds", "col_started", "col_host_load", "col_cpu_busy",
-                           "col_cpu_mhz", "col_gpu_clock", "col_foreign", "col_retaken", "col_loaded")]
-    return {"intro": t("repeats_intro", stat=stat_name(res)), "ratios": ratios,
-            "conditions": {"head": head, "rows": conditions}}
+        conditions.append(
+            [
+                name(g),
+                str(len(rounds)),
+                started[0][:19] if started else "—",
+                _span([c.get("host_load") for c in cs], lambda x: f"{x:.2f}"),
+                _span([c.get("cpu_busy") for c in cs], lambda x: pct(x, 0)),
+                _span([c.get("cpu_mhz") for c in cs], lambda x: f"{x:.0f}"),
+                _span([(c.get("after") or {}).get("sm_clock_mhz") for c in cs], lambda x: f"{x:.0f}"),
+                _span([host_load.foreign_share(c) for c in cs], lambda x: pct(x, 0)),
+                str(len(again.get(g, ()))),
+                str(sum(1 for entries in rounds.values() if any(host_load.loaded(c) for _, c in entries))),
+            ]
+        )
+    head = [
+        t(k)
+        for k in (
+            "col_measurement",
+            "col_rounds",
+            "col_started",
+            "col_host_load",
+            "col_cpu_busy",
+            "col_cpu_mhz",
+            "col_gpu_clock",
+            "col_foreign",
+            "col_retaken",
+            "col_loaded",
+        )
+    ]
+    return {
+        "intro": t("repeats_intro", stat=stat_name(res)),
+        "ratios": ratios,
+        "conditions": {"head": head, "rows": conditions},
+    }
 
 
 def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
@@ -109,23 +170,55 @@ def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
     if not ran:
         return None
     meanings = res.rows.run.get("protocol", {}).get("action_meanings") or []
-    name = (lambda a: meanings[a] if a < len(meanings) else str(a))
+
+    def name(a):
+        return meanings[a] if a < len(meanings) else str(a)
+
     rows = []
     for r in ran:
         s = r.shadow
         firsts = s["first_flip_steps"]
-        where = t("first_flip_at", median=f"{np.median(firsts):.0f}", low=min(firsts), high=max(firsts)) \
-            if firsts else t("none")
-        pairs = t("sep").join(f"{name(a)}→{name(b)} ×{n}" for (a, b), n in
-                          sorted(s["pairs"].items(), key=lambda kv: -kv[1])[:3]) or t("none")
-        bins = t("sep").join(f"{_margin_bin_label(i)}: {f}/{d:,}" for i, (d, f) in enumerate(s["by_margin"]) if f) \
-            or t("none")
-        same = pct(s["fraction"], 3) + (f" ({t('zero_upper', rate=pct(s['zero_upper'], 4))})"
-                                       if s["zero_upper"] is not None else "")
-        rows.append([r.rows.title, f"{s['decisions']:,}", same, f"{pct(s['low'], 3)} – {pct(s['high'], 3)}",
-                     f"{s['flips']:,}", f"{s['episodes_with_flip']:,}/{s['episodes']:,}", where, pairs, bins])
-    head = [t(k) for k in ("col_runtime", "col_decisions", "col_same_share", "col_ci95", "col_flips",
-                           "col_episodes_flipped", "col_first_flip", "col_pairs", "col_flips_by_margin")]
+        where = (
+            t("first_flip_at", median=f"{np.median(firsts):.0f}", low=min(firsts), high=max(firsts))
+            if firsts
+            else t("none")
+        )
+        pairs = t("sep").join(
+            f"{name(a)}→{name(b)} ×{n}" for (a, b), n in sorted(s["pairs"].items(), key=lambda kv: -kv[1])[:3]
+        ) or t("none")
+        bins = t("sep").join(f"{_margin_bin_label(i)}: {f}/{d:,}" for i, (d, f) in enumerate(s["by_margin"]) if f) or t(
+            "none"
+        )
+        same = pct(s["fraction"], 3) + (
+            f" ({t('zero_upper', rate=pct(s['zero_upper'], 4))})" if s["zero_upper"] is not None else ""
+        )
+        rows.append(
+            [
+                r.rows.title,
+                f"{s['decisions']:,}",
+                same,
+                f"{pct(s['low'], 3)} – {pct(s['high'], 3)}",
+                f"{s['flips']:,}",
+                f"{s['episodes_with_flip']:,}/{s['episodes']:,}",
+                where,
+                pairs,
+                bins,
+            ]
+        )
+    head = [
+        t(k)
+        for k in (
+            "col_runtime",
+            "col_decisions",
+            "col_same_share",
+            "col_ci95",
+            "col_flips",
+            "col_episodes_flipped",
+            "col_first_flip",
+            "col_pairs",
+            "col_flips_by_margin",
+        )
+    ]
     return {"head": head, "rows": rows}
 
 
@@ -137,18 +230,49 @@ def play_test_table(res: RunResult, t: Translator) -> dict | None:
     for r in ran:
         p, sec = r.play, r.secondary or {}
         played = sum(1 for e in r.rows.episodes if e["source"] is None)
-        outcome = t(f"play_{play_outcome(r)}") + (" (" + conditional_power(p, t) + ")" if p["outcome"] == "undecided" else "")
+        outcome = t(f"play_{play_outcome(r)}") + (
+            " (" + conditional_power(p, t) + ")" if p["outcome"] == "undecided" else ""
+        )
         adj = p.get("adjusted")
         adjusted = f"{adj['estimate']:+.2f} [{adj['low']:+.2f}, {adj['high']:+.2f}]" if adj else t("none")
-        iqm = f"{sec['iqm']:.1f} [{sec['iqm_ci'][0]:.1f}, {sec['iqm_ci'][1]:.1f}] / {sec['iqm_reference']:.1f}" \
-            if sec else t("none")
+        iqm = (
+            f"{sec['iqm']:.1f} [{sec['iqm_ci'][0]:.1f}, {sec['iqm_ci'][1]:.1f}] / {sec['iqm_reference']:.1f}"
+            if sec
+            else t("none")
+        )
         poi = f"{sec['poi']:.3f} [{sec['poi_ci'][0]:.3f}, {sec['poi_ci'][1]:.3f}]" if sec else t("none")
         check = t("check_result", matched=r.check["matched"], tested=r.check["tested"]) if r.check else t("none")
         identical = p["sd"] == 0 and p["mean"] == 0
-        rows.append([r.rows.title, f"{p['n']:,} ({p['look'] + 1}/{p['looks']})",
-                     t("play_identical_cell", n=f"{p['n']:,}") if identical else f"{p['mean']:+.2f}", adjusted,
-                     t("none") if identical else f"{p['low']:+.2f} … {p['high']:+.2f}", f"{-p['margin']:.2f}", outcome,
-                     f"{p['up']}↑ {p['down']}↓", f"{played:,} / {len(r.rows.episodes) - played:,}", iqm, poi, check])
-    head = [t(k) for k in ("col_seeds_look", "col_mean_diff", "col_mean_adjusted", "col_rci", "col_margin", "col_outcome",
-                           "col_up_down", "col_played_established", "col_iqm_vs_ref", "col_poi", "col_check")]
+        rows.append(
+            [
+                r.rows.title,
+                f"{p['n']:,} ({p['look'] + 1}/{p['looks']})",
+                t("play_identical_cell", n=f"{p['n']:,}") if identical else f"{p['mean']:+.2f}",
+                adjusted,
+                t("none") if identical else f"{p['low']:+.2f} … {p['high']:+.2f}",
+                f"{-p['margin']:.2f}",
+                outcome,
+                f"{p['up']}↑ {p['down']}↓",
+                f"{played:,} / {len(r.rows.episodes) - played:,}",
+                iqm,
+                poi,
+                check,
+            ]
+        )
+    head = [
+        t(k)
+        for k in (
+            "col_seeds_look",
+            "col_mean_diff",
+            "col_mean_adjusted",
+            "col_rci",
+            "col_margin",
+            "col_outcome",
+            "col_up_down",
+            "col_played_established",
+            "col_iqm_vs_ref",
+            "col_poi",
+            "col_check",
+        )
+    ]
     return {"head": [t("col_runtime")] + head, "rows": rows}

@@ -1,6 +1,7 @@
 """Twins in a run's rows (``collect.play.twins``): which runtime's play decisions its CUDA-graph capture made, what
 of a game counts where a capture made the reference's decisions, and a play outcome as the verdict reads it
 (pure, no I/O)."""
+
 from __future__ import annotations
 
 
@@ -11,8 +12,12 @@ def twin_summary(rt, run: dict, titles: dict) -> dict | None:
     if not rt.twins:
         return None
     total = {k: sum(c[k] for c in rt.twins.values()) for k in ("games", "decisions", "checked", "differing")}
-    return {"twins": sorted(rt.twins), "titles": [titles.get(x, x) for x in sorted(rt.twins)], **total,
-            "every": run.get("settings", {}).get("twin_check_every")}
+    return {
+        "twins": sorted(rt.twins),
+        "titles": [titles.get(x, x) for x in sorted(rt.twins)],
+        **total,
+        "every": run.get("settings", {}).get("twin_check_every"),
+    }
 
 
 def play_outcome(r) -> str | None:
@@ -26,5 +31,8 @@ def play_outcome(r) -> str | None:
 def stood_in(rt, reference) -> dict:
     """Seeds where ``rt`` made the reference's decisions (its CUDA-graph twin) -> (decisions the reference
     recomputed itself, of those equal bit for bit): there the only ones where the two are compared independently."""
-    return {s: (checked, checked - differing) for s, (twin, checked, differing) in reference.twin_games.items()
-            if twin == rt.runtime_id and s in rt.shadow}
+    return {
+        s: (checked, checked - differing)
+        for s, (twin, checked, differing) in reference.twin_games.items()
+        if twin == rt.runtime_id and s in rt.shadow
+    }

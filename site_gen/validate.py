@@ -4,30 +4,46 @@ Each check names a table, what is wrong, and the condition of a bad row; duplica
 table. ``problems`` lists what a file breaks; ``valid_rows`` is the filter that keeps only good rows when
 the user publishes an invalid file anyway (``rtreport build --allow-invalid``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 # table -> [(what is wrong, SQL condition true for a bad row)]; {A}: the run's action count.
 CHECKS = {
-    "latency": [("latency not a finite, non-negative number of seconds",
-                 "NOT coalesce(isfinite(seconds) AND seconds >= 0, false)")],
-    "state_q": [("Q-values not {A} finite numbers",
-                 "NOT coalesce(len(q_values) = {A} AND "
-                 "list_bool_and(list_transform(q_values, lambda x: coalesce(isfinite(x), false))), false)"),
-                ("action outside 0–{last}", "NOT coalesce(action BETWEEN 0 AND {last}, false)")],
-    "episodes": [("score not a finite number", "NOT coalesce(isfinite(score), false)"),
-                 ("seed not in the run's pre-registered seeds", "NOT coalesce(list_contains($seeds, seed), false)"),
-                 ("negative step count", "NOT coalesce(steps >= 0, false)"),
-                 ("action trace not one action in 0–{last} per step",
-                  "actions IS NOT NULL AND NOT coalesce(len(actions) = steps AND "
-                  "list_bool_and(list_transform(actions, lambda a: coalesce(a <= {last}, false))), false)")],
+    "latency": [
+        (
+            "latency not a finite, non-negative number of seconds",
+            "NOT coalesce(isfinite(seconds) AND seconds >= 0, false)",
+        )
+    ],
+    "state_q": [
+        (
+            "Q-values not {A} finite numbers",
+            "NOT coalesce(len(q_values) = {A} AND "
+            "list_bool_and(list_transform(q_values, lambda x: coalesce(isfinite(x), false))), false)",
+        ),
+        ("action outside 0–{last}", "NOT coalesce(action BETWEEN 0 AND {last}, false)"),
+    ],
+    "episodes": [
+        ("score not a finite number", "NOT coalesce(isfinite(score), false)"),
+        ("seed not in the run's pre-registered seeds", "NOT coalesce(list_contains($seeds, seed), false)"),
+        ("negative step count", "NOT coalesce(steps >= 0, false)"),
+        (
+            "action trace not one action in 0–{last} per step",
+            "actions IS NOT NULL AND NOT coalesce(len(actions) = steps AND "
+            "list_bool_and(list_transform(actions, lambda a: coalesce(a <= {last}, false))), false)",
+        ),
+    ],
 }
-CHECKS["repeat_state_q"] = CHECKS["state_q"]   # a repeat's fixed-state Q-values (schema 3)
-KEYS = {"latency": ("runtime_id", "kind", "batch_size", "round", "iteration"),
-        "state_q": ("runtime_id", "state_index"), "episodes": ("runtime_id", "seed"),
-        "repeat_state_q": ("runtime_id", "repeat", "state_index"),
-        "flips": ("runtime_id", "seed", "step")}   # latency and flips: no index checks them (schema.UNINDEXED)
+CHECKS["repeat_state_q"] = CHECKS["state_q"]  # a repeat's fixed-state Q-values (schema 3)
+KEYS = {
+    "latency": ("runtime_id", "kind", "batch_size", "round", "iteration"),
+    "state_q": ("runtime_id", "state_index"),
+    "episodes": ("runtime_id", "seed"),
+    "repeat_state_q": ("runtime_id", "repeat", "state_index"),
+    "flips": ("runtime_id", "seed", "step"),
+}  # latency and flips: no index checks them (schema.UNINDEXED)
 
 
 @dataclass(frozen=True)
@@ -51,20 +67,29 @@ def problems(con, run_id: str, num_actions: int, seeds: list) -> list[Problem]:
     params = {"run": run_id, "seeds": [int(s) for s in seeds]}
     for table in KEYS:
         for what, bad in _conditions(table, num_actions):
-            sql = (f"SELECT runtime_id, count(*) FROM {table} WHERE run_id = $run AND ({bad}) "
-                   "GROUP BY runtime_id ORDER BY runtime_id")
+            sql = (
+                f"SELECT runtime_id, count(*) FROM {table} WHERE run_id = $run AND ({bad}) "
+                "GROUP BY runtime_id ORDER BY runtime_id"
+            )
             used = {k: v for k, v in params.items() if f"${k}" in sql}
             found += [Problem(table, rid, n, what) for rid, n in con.execute(sql, used).fetchall()]
         keys = ", ".join(KEYS[table])
-        for rid, n in con.execute(f"SELECT runtime_id, sum(c - 1) FROM (SELECT {keys}, count(*) AS c FROM {table} "
-                                  f"WHERE run_id = $run GROUP BY ALL HAVING count(*) > 1) GROUP BY runtime_id "
-                                  "ORDER BY runtime_id", {"run": run_id}).fetchall():
+        for rid, n in con.execute(
+            f"SELECT runtime_id, sum(c - 1) FROM (SELECT {keys}, count(*) AS c FROM {table} "
+            f"WHERE run_id = $run GROUP BY ALL HAVING count(*) > 1) GROUP BY runtime_id "
+            "ORDER BY runtime_id",
+            {"run": run_id},
+        ).fetchall():
             found.append(Problem(table, rid, int(n), f"repeating a key ({keys}) already present"))
     if con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'twins'").fetchall():
-        found += [Problem("twins", rid, n, "not 0 ≤ differing ≤ checked ≤ decisions") for rid, n in con.execute(
-            "SELECT runtime_id, count(*) FROM twins WHERE run_id = ? AND NOT coalesce(0 <= differing AND "
-            "differing <= checked AND checked <= decisions, false) GROUP BY runtime_id ORDER BY runtime_id",
-            [run_id]).fetchall()]
+        found += [
+            Problem("twins", rid, n, "not 0 ≤ differing ≤ checked ≤ decisions")
+            for rid, n in con.execute(
+                "SELECT runtime_id, count(*) FROM twins WHERE run_id = ? AND NOT coalesce(0 <= differing AND "
+                "differing <= checked AND checked <= decisions, false) GROUP BY runtime_id ORDER BY runtime_id",
+                [run_id],
+            ).fetchall()
+        ]
     return found
 
 

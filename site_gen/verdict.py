@@ -3,6 +3,7 @@
 Each gate reads an interval, so it can pass, fail, or stay undecided (the interval straddles the threshold);
 it is missing when its data are.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,8 +16,8 @@ TOLERANCE = 1e-9  # a value exactly on a threshold passes, whatever the float ro
 
 @dataclass
 class GateResult:
-    gate: str            # faster | agreement | play
-    state: str           # pass | fail | undecided | missing
+    gate: str  # faster | agreement | play
+    state: str  # pass | fail | undecided | missing
     value: float | None  # the point estimate
     low: float | None
     high: float | None
@@ -30,7 +31,7 @@ class GateResult:
 
 @dataclass
 class Verdict:
-    outcome: str         # deployment-worthy | not-adopted | undecided | no-verdict
+    outcome: str  # deployment-worthy | not-adopted | undecided | no-verdict
     gates: list[GateResult]
 
 
@@ -47,13 +48,31 @@ def faster_gate(gates, ratio) -> GateResult:
     point, low, high = ratio["value"], ratio["low"], ratio["high"]
     measurements, least = ratio["measurements"], gates.min_measurements
     confirmed = measurements >= least
-    state = ("undecided" if not confirmed else "pass" if high <= limit + TOLERANCE
-             else "fail" if low > limit + TOLERANCE else "undecided")
-    detail = {"statistic": gates.speed_statistic, "rounds": ratio["rounds"], "repeats": ratio["repeats"],
-              "boots": ratio.get("boots"), "measurements": measurements, "min_measurements": least,
-              "confirmed": confirmed, "level": ratio["level"], "next_low": ratio.get("next_low"),
-              "next_high": ratio.get("next_high"), "below": ratio.get("below"), "above": ratio.get("above"),
-              "slower": state == "fail" and low > 1 + TOLERANCE, "needed": None}
+    state = (
+        "undecided"
+        if not confirmed
+        else "pass"
+        if high <= limit + TOLERANCE
+        else "fail"
+        if low > limit + TOLERANCE
+        else "undecided"
+    )
+    detail = {
+        "statistic": gates.speed_statistic,
+        "rounds": ratio["rounds"],
+        "repeats": ratio["repeats"],
+        "boots": ratio.get("boots"),
+        "measurements": measurements,
+        "min_measurements": least,
+        "confirmed": confirmed,
+        "level": ratio["level"],
+        "next_low": ratio.get("next_low"),
+        "next_high": ratio.get("next_high"),
+        "below": ratio.get("below"),
+        "above": ratio.get("above"),
+        "slower": state == "fail" and low > 1 + TOLERANCE,
+        "needed": None,
+    }
     if state == "undecided":
         needed = latency_stats.measurements_to_decide(ratio, limit)
         if not confirmed:
@@ -69,8 +88,15 @@ def agreement_gate(gates, shadow) -> GateResult:
         return GateResult("agreement", "missing", None, None, None, thr)
     low, high = shadow["low"], shadow["high"]
     state = "pass" if low >= thr - TOLERANCE else "fail" if high < thr - TOLERANCE else "undecided"
-    return GateResult("agreement", state, shadow["fraction"], low, high, thr,
-                      {"same": shadow["same"], "decisions": shadow["decisions"], "episodes": shadow["episodes"]})
+    return GateResult(
+        "agreement",
+        state,
+        shadow["fraction"],
+        low,
+        high,
+        thr,
+        {"same": shadow["same"], "decisions": shadow["decisions"], "episodes": shadow["episodes"]},
+    )
 
 
 def play_gate(gates, play) -> GateResult:
@@ -88,10 +114,22 @@ def judge(gates, ratio, shadow, play, twin_differed: dict | None = None) -> Verd
     on those decisions, are then undecided whatever their intervals say."""
     results = [faster_gate(gates, ratio), agreement_gate(gates, shadow), play_gate(gates, play)]
     if twin_differed:
-        results = [r if r.gate == "faster" or r.state == "missing" else
-                   GateResult(r.gate, "undecided", r.value, r.low, r.high, r.threshold,
-                              {**r.detail, "twin_differed": twin_differed}) for r in results]
+        results = [
+            r
+            if r.gate == "faster" or r.state == "missing"
+            else GateResult(
+                r.gate, "undecided", r.value, r.low, r.high, r.threshold, {**r.detail, "twin_differed": twin_differed}
+            )
+            for r in results
+        ]
     states = {r.state for r in results}
-    outcome = ("not-adopted" if "fail" in states else "no-verdict" if "missing" in states
-               else "undecided" if "undecided" in states else "deployment-worthy")
+    outcome = (
+        "not-adopted"
+        if "fail" in states
+        else "no-verdict"
+        if "missing" in states
+        else "undecided"
+        if "undecided" in states
+        else "deployment-worthy"
+    )
     return Verdict(outcome, results)

@@ -1,4 +1,5 @@
 """Verdicts and gate results in words, in the reader's language: exactly what was shown, with its interval."""
+
 from __future__ import annotations
 
 from . import claims
@@ -40,8 +41,12 @@ def rounds_text(e: dict, t: Translator) -> str:
     if e.get("level") == "boots":
         return t("n_rounds_boots", n=e["rounds"], groups=e["measurements"], boots=e["boots"])
     if e.get("level") == "repeats":
-        return t(claims.count_key("n_rounds_repeats", e["repeats"]), n=e["rounds"], repeats=e["repeats"],
-                 groups=e["measurements"])
+        return t(
+            claims.count_key("n_rounds_repeats", e["repeats"]),
+            n=e["rounds"],
+            repeats=e["repeats"],
+            groups=e["measurements"],
+        )
     return t("n_rounds", n=e["rounds"])
 
 
@@ -57,11 +62,18 @@ def speed(e: dict, t: Translator, subject: str | None = None, whose: str | None 
     says so: "no difference shown" only where the rounds went both ways; where every round went one way it says
     that, and no tie."""
     kind = claims.speed_kind(e)
-    params = {"times": times(e["value"]), "low": times(e["high"]), "high": times(e["low"]),
-              "whose": whose or t("whose_reference")}
+    params = {
+        "times": times(e["value"]),
+        "low": times(e["high"]),
+        "high": times(e["low"]),
+        "whose": whose or t("whose_reference"),
+    }
     if kind == "speed_every_round":
-        params.update(rounds=e["rounds"], measurements=e.get("measurements") or 1,
-                      direction=t("round_faster" if e["below"] == e["rounds"] else "round_slower"))
+        params.update(
+            rounds=e["rounds"],
+            measurements=e.get("measurements") or 1,
+            direction=t("round_faster" if e["below"] == e["rounds"] else "round_slower"),
+        )
     return claims.say(t, kind, kind, e, subject, **params)
 
 
@@ -99,9 +111,17 @@ def speed_evidence(g) -> dict:
     """What a faster gate's sentence is checked against: its interval, the gate, its rounds' directions and its
     measurements."""
     d = g.detail
-    return {"value": g.value, "low": g.low, "high": g.high, "gate": g.threshold, "rounds": d["rounds"],
-            "below": d.get("below") or 0, "above": d.get("above") or 0, "measurements": d.get("measurements", 1),
-            "min_measurements": d.get("min_measurements", 3)}
+    return {
+        "value": g.value,
+        "low": g.low,
+        "high": g.high,
+        "gate": g.threshold,
+        "rounds": d["rounds"],
+        "below": d.get("below") or 0,
+        "above": d.get("above") or 0,
+        "measurements": d.get("measurements", 1),
+        "min_measurements": d.get("min_measurements", 3),
+    }
 
 
 def load_text(load: dict | None, t: Translator) -> str:
@@ -133,12 +153,23 @@ def play_claim(d: dict, t: Translator, subject: str | None = None, prefix: str =
     e = play_evidence(d)
     state = {"non-inferior": "pass", "inferior": "fail", "undecided": "undecided"}[d["outcome"]]
     if state == "pass" and claims.check("play_identical", e):
-        return claims.say(t, "play_identical", f"{prefix}_identical", e, subject, n=f"{d['n']:,}",
-                          margin=f"{d['margin']:.2f}")
+        return claims.say(
+            t, "play_identical", f"{prefix}_identical", e, subject, n=f"{d['n']:,}", margin=f"{d['margin']:.2f}"
+        )
     needed = "" if state != "undecided" else conditional_power(d, t)
-    return claims.say(t, PLAY_KINDS[state], f"{prefix}_{state}", e, subject, mean=f"{d['mean']:+.2f}",
-                      low=f"{d['low']:+.2f}", high=f"{d['high']:+.2f}", n=f"{d['n']:,}", margin=f"{d['margin']:.2f}",
-                      needed=needed)
+    return claims.say(
+        t,
+        PLAY_KINDS[state],
+        f"{prefix}_{state}",
+        e,
+        subject,
+        mean=f"{d['mean']:+.2f}",
+        low=f"{d['low']:+.2f}",
+        high=f"{d['high']:+.2f}",
+        n=f"{d['n']:,}",
+        margin=f"{d['margin']:.2f}",
+        needed=needed,
+    )
 
 
 def gate_reason(g, t: Translator, subject: str | None = None) -> str:
@@ -147,41 +178,99 @@ def gate_reason(g, t: Translator, subject: str | None = None) -> str:
         return t(key)
     if g.detail.get("twin_differed"):
         d = g.detail["twin_differed"]
-        return claims.say(t, "twin_differed", f"gate_{g.gate}_twin_differed", _twin_evidence(d), subject,
-                          twin=claims.titles(d["titles"], t), differing=f"{d['differing']:,}",
-                          checked=f"{d['checked']:,}")
+        return claims.say(
+            t,
+            "twin_differed",
+            f"gate_{g.gate}_twin_differed",
+            _twin_evidence(d),
+            subject,
+            twin=claims.titles(d["titles"], t),
+            differing=f"{d['differing']:,}",
+            checked=f"{d['checked']:,}",
+        )
     if g.gate == "faster":
         d = g.detail
         kind = faster_kind(g)
         e = speed_evidence(g)
-        return claims.say(t, kind, kind, e, subject, stat=d["statistic"].upper(), speed=speed(e, t, subject),
-                          gate=gate_speed(g), rounds=rounds_text(d, t), needed=speed_needed(g, t),
-                          least=d.get("min_measurements", 3), next=next_range(d, t)) + load_text(d.get("load"), t)
+        return claims.say(
+            t,
+            kind,
+            kind,
+            e,
+            subject,
+            stat=d["statistic"].upper(),
+            speed=speed(e, t, subject),
+            gate=gate_speed(g),
+            rounds=rounds_text(d, t),
+            needed=speed_needed(g, t),
+            least=d.get("min_measurements", 3),
+            next=next_range(d, t),
+        ) + load_text(d.get("load"), t)
     if g.gate == "agreement":
         e = {"low": g.low, "high": g.high, "gate": g.threshold}
-        return claims.say(t, AGREEMENT_KINDS[g.state], key, e, subject, value=pct(g.value, 2), low=pct(g.low, 2),
-                          high=pct(g.high, 2), threshold=pct(g.threshold, 0),
-                          decisions=f"{g.detail['decisions']:,}", episodes=f"{g.detail['episodes']:,}")
+        return claims.say(
+            t,
+            AGREEMENT_KINDS[g.state],
+            key,
+            e,
+            subject,
+            value=pct(g.value, 2),
+            low=pct(g.low, 2),
+            high=pct(g.high, 2),
+            threshold=pct(g.threshold, 0),
+            decisions=f"{g.detail['decisions']:,}",
+            episodes=f"{g.detail['episodes']:,}",
+        )
     return play_claim(g.detail, t, subject)
 
 
 def reproduction(d: dict, t: Translator, subject: str | None = None) -> str:
     """The fixed states again in fresh processes: shown reproducible (enough repeats, the same bits every time),
     not reproducible (the worst repeat's counts), or not shown (too few repeats that count, with the counts)."""
-    e = {k: d[k] for k in ("reproducible", "repeats", "fresh", "needed", "differing_repeats", "states", "q_differ",
-                           "action_differ")}
+    e = {
+        k: d[k]
+        for k in (
+            "reproducible",
+            "repeats",
+            "fresh",
+            "needed",
+            "differing_repeats",
+            "states",
+            "q_differ",
+            "action_differ",
+        )
+    }
     if d["reproducible"] is True:
         key = "repro_same_compiled" if d["compiled"] else "repro_same"
-        return claims.say(t, "reproducible", key, e, subject, states=d["states"], repeats=d["repeats"],
-                          fresh=d["fresh"])
+        return claims.say(
+            t, "reproducible", key, e, subject, states=d["states"], repeats=d["repeats"], fresh=d["fresh"]
+        )
     if d["reproducible"] is None:
         key = "repro_unshown_compiled" if d["compiled"] else claims.count_key("repro_unshown", d["repeats"])
-        return claims.say(t, "reproducibility_not_shown", key, e, subject, states=d["states"], repeats=d["repeats"],
-                          fresh=d["fresh"], needed=d["needed"])
+        return claims.say(
+            t,
+            "reproducibility_not_shown",
+            key,
+            e,
+            subject,
+            states=d["states"],
+            repeats=d["repeats"],
+            fresh=d["fresh"],
+            needed=d["needed"],
+        )
     actions = t("repro_no_action") if not d["action_differ"] else t("repro_actions", n=d["action_differ"])
-    return claims.say(t, "not_reproducible", claims.count_key("repro_differ", d["repeats"]), e, subject,
-                      q=d["q_differ"], states=d["states"], actions=actions, bad=d["differing_repeats"],
-                      repeats=d["repeats"])
+    return claims.say(
+        t,
+        "not_reproducible",
+        claims.count_key("repro_differ", d["repeats"]),
+        e,
+        subject,
+        q=d["q_differ"],
+        states=d["states"],
+        actions=actions,
+        bad=d["differing_repeats"],
+        repeats=d["repeats"],
+    )
 
 
 def _twin_evidence(d: dict) -> dict:
@@ -192,13 +281,23 @@ def twin(d: dict, t: Translator, subject: str | None = None) -> str:
     """In play, its CUDA-graph twin computed its decisions: how many, and what the runtime's own recomputation of
     one in ``every`` found."""
     kind = "twin_differed" if d["differing"] else "twin_checked"
-    return claims.say(t, kind, kind, _twin_evidence(d), subject, twin=claims.titles(d["titles"], t),
-                      decisions=f"{d['decisions']:,}", checked=f"{d['checked']:,}", differing=f"{d['differing']:,}",
-                      every=d["every"] or "?")
+    return claims.say(
+        t,
+        kind,
+        kind,
+        _twin_evidence(d),
+        subject,
+        twin=claims.titles(d["titles"], t),
+        decisions=f"{d['decisions']:,}",
+        checked=f"{d['checked']:,}",
+        differing=f"{d['differing']:,}",
+        every=d["every"] or "?",
+    )
 
 
 def stood_in(d: dict, t: Translator, subject: str | None = None) -> str:
     """It computed the reference's decisions in some of the reference's games (its CUDA-graph capture): what of
     those games counts for its agreement."""
-    return claims.say(t, "twin_stood_in", "twin_stood_in", d, subject, games=f"{d['games']:,}",
-                      checked=f"{d['checked']:,}")
+    return claims.say(
+        t, "twin_stood_in", "twin_stood_in", d, subject, games=f"{d['games']:,}", checked=f"{d['checked']:,}"
+    )

@@ -3,6 +3,7 @@ run the user made with the README's main command (`rtreport collect && rtreport 
 committed files one by one (``COMMITTED_RUNS``), write only under pytest's temporary folders, and run from a
 temporary working folder, so that a command's relative defaults (./data, ./site, ./artifacts/<label>) land there.
 ``the_checkout_stays_untouched`` fails the run if any file of the checkout appeared, changed or went away."""
+
 import hashlib
 import os
 from pathlib import Path
@@ -14,11 +15,18 @@ from click.testing import CliRunner
 from collect import paths
 from rtreport_cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]   # the checkout
+ROOT = Path(__file__).resolve().parents[1]  # the checkout
 # The published measurements, by name: never a glob of data/, which may hold the user's own runs.
-COMMITTED_RUNS = tuple(paths.DATA / name for name in ("cpu-epyc-2core.duckdb", "cpu-epyc-2core-2.duckdb",
-                                                        "cpu-epyc-2core-3.duckdb", "cpu-epyc-2core-4.duckdb",
-                                                        "nvidia-h200.duckdb"))
+COMMITTED_RUNS = tuple(
+    paths.DATA / name
+    for name in (
+        "cpu-epyc-2core.duckdb",
+        "cpu-epyc-2core-2.duckdb",
+        "cpu-epyc-2core-3.duckdb",
+        "cpu-epyc-2core-4.duckdb",
+        "nvidia-h200.duckdb",
+    )
+)
 # What the checkout may gain while tests run: the venv, caches of the interpreter and of pytest, and the ignored
 # folders where wheels and libraries are staged for the GPU machine (docs/gpu-run.md).
 _NOT_WATCHED = {".venv", "venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".whl", ".gl"}
@@ -72,6 +80,7 @@ def build_cache_in_a_temporary_folder(tmp_path_factory):
 @pytest.fixture(scope="session")
 def shipped_model():
     from collect.agent.shipped import shipped_model
+
     return shipped_model()
 
 
@@ -85,8 +94,10 @@ def quick_collect(tmp_path_factory):
     """One real --quick collect run on this machine (the CPU runtimes), made once for the whole test run and shared:
     (the file, what collect printed). Tests copy the file before changing it."""
     out = tmp_path_factory.mktemp("runs") / "quick.duckdb"
-    result = CliRunner().invoke(main, ["collect", "--quick", "--out", str(out), "--label", "ci-cpu",
-                                       "--artifacts", str(out.parent / "artifacts")])
+    result = CliRunner().invoke(
+        main,
+        ["collect", "--quick", "--out", str(out), "--label", "ci-cpu", "--artifacts", str(out.parent / "artifacts")],
+    )
     assert result.exit_code == 0, result.output
     return out, result.output
 
@@ -117,6 +128,7 @@ def ctrl_c_at_game(monkeypatch, n: int):
     """Ctrl-C as the ``n``-th game of the play phase starts (games before it are stored); returns the real
     ``measure.ShadowedGame``, to put back."""
     from collect import measure
+
     real, calls = measure.ShadowedGame, {"n": 0}
 
     def game(*args, **kwargs):
@@ -124,6 +136,7 @@ def ctrl_c_at_game(monkeypatch, n: int):
         if calls["n"] == n:
             raise KeyboardInterrupt
         return real(*args, **kwargs)
+
     monkeypatch.setattr(measure, "ShadowedGame", game)
     return real
 
@@ -135,13 +148,19 @@ def without_repeats(src, dst):
     import duckdb
 
     from rtreport import integrity
+
     shutil.copyfile(src, dst)
     con = duckdb.connect(str(dst))
-    rounds = [r for (r,) in con.execute("SELECT DISTINCT round FROM rounds WHERE conditions->>'phase' = 'repeat'")
-              .fetchall()]
-    for table, where in (("latency", f"kind = 'decision' AND round IN ({', '.join(map(str, rounds)) or -1})"),
-                         ("rounds", "conditions->>'phase' = 'repeat'"), ("repeats", "true"),
-                         ("repeat_state_q", "true"), ("sessions", "session > 0")):
+    rounds = [
+        r for (r,) in con.execute("SELECT DISTINCT round FROM rounds WHERE conditions->>'phase' = 'repeat'").fetchall()
+    ]
+    for table, where in (
+        ("latency", f"kind = 'decision' AND round IN ({', '.join(map(str, rounds)) or -1})"),
+        ("rounds", "conditions->>'phase' = 'repeat'"),
+        ("repeats", "true"),
+        ("repeat_state_q", "true"),
+        ("sessions", "session > 0"),
+    ):
         con.execute(f"DELETE FROM {table} WHERE {where}")
     integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])
     con.close()

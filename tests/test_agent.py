@@ -1,4 +1,5 @@
 """The shipped agent: its files, its ONNX export, its fixed states and its model card."""
+
 import json
 import subprocess
 import sys
@@ -23,13 +24,17 @@ def test_network_shapes_and_uint8_input():
     assert out.shape == (3, 4) and out.dtype == torch.float32
     # Nature-DQN trunk: 32·8x8/4, 64·4x4/2, 64·3x3/1, fc 512, 4 Q-values.
     convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
-    assert [(c.out_channels, c.kernel_size, c.stride) for c in convs] == \
-        [(32, (8, 8), (4, 4)), (64, (4, 4), (2, 2)), (64, (3, 3), (1, 1))]
+    assert [(c.out_channels, c.kernel_size, c.stride) for c in convs] == [
+        (32, (8, 8), (4, 4)),
+        (64, (4, 4), (2, 2)),
+        (64, (3, 3), (1, 1)),
+    ]
 
 
 def test_a_half_precision_copy_takes_the_same_uint8_input(shipped_model, fixed_states):
     # The H200 run's PyTorch CUDA FP16 failed on exactly this ("Input type (float) and bias type (Half)").
     import copy
+
     half = copy.deepcopy(shipped_model).half()
     with torch.inference_mode():
         q16 = half(torch.from_numpy(fixed_states[:4])).float().numpy()
@@ -81,9 +86,13 @@ def test_fixed_states_index_matches_the_shipped_array(fixed_states):
     assert not set(s["seed"] for s in index["states"]) & set(agent.load_seeds()["evaluation"])
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_regenerate_command_reproduces_the_fixed_states_byte_for_byte(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "rtreport", "agent", "fixed-states", "--check"],
-                            capture_output=True, text=True, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "rtreport", "agent", "fixed-states", "--check"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "byte-identical" in result.stdout

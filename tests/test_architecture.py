@@ -1,6 +1,7 @@
 """The shape of the code: the DuckDB file is the only seam between collect and site_gen; build needs only the
 publishing dependencies (in a checkout and as an installed wheel); a runtime is one entry, even from another
 package; older files keep building; runs that measured different things are not compared silently."""
+
 import ast
 import json
 import os
@@ -76,9 +77,9 @@ def test_imports_flow_one_way_from_the_command_line_down_to_the_core():
     for m, deps in graph.items():
         if m.startswith("site_gen"):
             assert not [d for d in deps if d.startswith("collect")], (m, deps)
-        if m.split(".")[0] == "rtreport" and m != "rtreport.__main__":   # the core both halves stand on imports
+        if m.split(".")[0] == "rtreport" and m != "rtreport.__main__":  # the core both halves stand on imports
             assert not [d for d in deps if d.startswith(("collect", "site_gen", "rtreport_cli"))], (m, deps)
-        if m.startswith(("collect", "site_gen")):                          # nothing imports the command line
+        if m.startswith(("collect", "site_gen")):  # nothing imports the command line
             assert not [d for d in deps if d.startswith("rtreport_cli")], (m, deps)
     # no cycles among modules (a package's __init__ importing nothing here)
     state = {}
@@ -91,6 +92,7 @@ def test_imports_flow_one_way_from_the_command_line_down_to_the_core():
             if d not in state:
                 visit(d, stack + [m])
         state[m] = "done"
+
     for m in graph:
         if m not in state:
             visit(m, [])
@@ -119,21 +121,33 @@ BLOCKER = textwrap.dedent("""
 
 
 def test_build_needs_none_of_the_measuring_libraries(quick_run, published_site, tmp_path):
-    inputs = [str(quick_run), *map(str, COMMITTED)]      # the inputs of published_site, built in this process
-    result = subprocess.run([sys.executable, "-c", BLOCKER, "build", *inputs, "--out", str(tmp_path / "blocked")],
-                            capture_output=True, text=True, cwd=tmp_path)
+    inputs = [str(quick_run), *map(str, COMMITTED)]  # the inputs of published_site, built in this process
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCKER, "build", *inputs, "--out", str(tmp_path / "blocked")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert _tree(tmp_path / "blocked") == _tree(published_site)
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_the_wheel_publishes_from_a_fresh_venv_with_the_base_dependencies_only(tmp_path):
     wheels, source = tmp_path / "wheels", tmp_path / "source"
     # pip builds a setuptools project in place (build/, *.egg-info): build a copy, never the checkout itself
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "venv", "site", "artifacts", "build", "dist", "*.egg-info", "__pycache__", "*.duckdb*"))
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
-                           capture_output=True, text=True)
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", "venv", "site", "artifacts", "build", "dist", "*.egg-info", "__pycache__", "*.duckdb*"
+        ),
+    )
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
+        capture_output=True,
+        text=True,
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = wheels.glob("rtreport-*.whl")
     env = tmp_path / "venv"
@@ -143,8 +157,9 @@ def test_the_wheel_publishes_from_a_fresh_venv_with_the_base_dependencies_only(t
     if installed.returncode != 0 and "NewConnectionError" in installed.stdout + installed.stderr:
         pytest.skip("no package index reachable to install the base dependencies")
     assert installed.returncode == 0, installed.stderr
-    listed = subprocess.run([str(env / "bin" / "python"), "-m", "pip", "list", "--format=json"],
-                            capture_output=True, text=True)
+    listed = subprocess.run(
+        [str(env / "bin" / "python"), "-m", "pip", "list", "--format=json"], capture_output=True, text=True
+    )
     names = {p["name"].lower() for p in json.loads(listed.stdout)}
     assert {"duckdb", "jinja2", "click", "rich", "numpy"} <= names
     assert not names & {"torch", "onnxruntime", "gymnasium", "ale-py", "onnx", "plotly"}, names
@@ -152,14 +167,19 @@ def test_the_wheel_publishes_from_a_fresh_venv_with_the_base_dependencies_only(t
     (work / "data").mkdir(parents=True)
     for f in COMMITTED:
         shutil.copyfile(f, work / "data" / f.name)
-    result = subprocess.run([str(env / "bin" / "rtreport"), "build"], capture_output=True, text=True, cwd=work,
-                            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    result = subprocess.run(
+        [str(env / "bin" / "rtreport"), "build"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     assert result.returncode == 0, result.stderr
     assert (work / "site" / "en" / "hardware" / "nvidia-h200" / "index.html").exists()
     assert (work / "site" / "zh-tw" / "method" / "index.html").exists()
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_runtime_from_another_package_is_collected_and_published(tmp_path):
     site = tmp_path / "site-packages"
     info = site / "tiny_runtime_plugin-0.1.dist-info"
@@ -167,19 +187,41 @@ def test_a_runtime_from_another_package_is_collected_and_published(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-runtime-plugin\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[rtreport.runtimes]\ntiny = tiny_runtime:RUNTIMES\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT / "tests" / "plugins")])}
-    listed = subprocess.run([sys.executable, "-m", "rtreport", "collect", "--list-runtimes"], capture_output=True,
-                            text=True, env=env)
+    listed = subprocess.run(
+        [sys.executable, "-m", "rtreport", "collect", "--list-runtimes"], capture_output=True, text=True, env=env
+    )
     assert "tiny-cpu-fp32" in listed.stdout and "TinyRT CPU FP32, plugin" in listed.stdout, listed.stderr
     out = tmp_path / "plugin.duckdb"
-    run = subprocess.run([sys.executable, "-m", "rtreport", "collect", "--quick", "--quiet", "--runtimes",
-                          "torch-cpu-fp32,tiny-cpu-fp32", "--label", "plugin", "--out", str(out), "--artifacts",
-                          str(tmp_path / "a")], capture_output=True, text=True, env=env, cwd=tmp_path)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rtreport",
+            "collect",
+            "--quick",
+            "--quiet",
+            "--runtimes",
+            "torch-cpu-fp32,tiny-cpu-fp32",
+            "--label",
+            "plugin",
+            "--out",
+            str(out),
+            "--artifacts",
+            str(tmp_path / "a"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     con = duckdb.connect(str(out), read_only=True)
-    row = con.execute("SELECT status, title, libraries, position, details FROM runtimes "
-                      "WHERE runtime_id = 'tiny-cpu-fp32'").fetchone()
+    row = con.execute(
+        "SELECT status, title, libraries, position, details FROM runtimes WHERE runtime_id = 'tiny-cpu-fp32'"
+    ).fetchone()
     assert row[0] == "available" and row[1] == "TinyRT CPU FP32, plugin" and json.loads(row[2]) == {"tinyrt": "0.0.1"}
-    from collect.packages import files_sha256      # the plugin's package, version and its code's hash (#27 item 7)
+    from collect.packages import files_sha256  # the plugin's package, version and its code's hash (#27 item 7)
+
     plugin = ROOT / "tests" / "plugins" / "tiny_runtime.py"
     package = {"name": "tiny-runtime-plugin", "version": "0.1", "sha256": files_sha256([(plugin.name, plugin)])}
     assert json.loads(row[4])["package"] == package
@@ -198,14 +240,15 @@ def test_a_broken_plugin_is_named_and_ignored(tmp_path):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[rtreport.runtimes]\nbroken = no_such_module:RUNTIMES\n")
     env = {**os.environ, "PYTHONPATH": str(site)}
-    listed = subprocess.run([sys.executable, "-m", "rtreport", "collect", "--list-runtimes"], capture_output=True,
-                            text=True, env=env)
+    listed = subprocess.run(
+        [sys.executable, "-m", "rtreport", "collect", "--list-runtimes"], capture_output=True, text=True, env=env
+    )
     assert listed.returncode == 0 and "torch-cpu-fp32" in listed.stdout
     assert "runtime plugin broken (no_such_module:RUNTIMES) ignored: ModuleNotFoundError" in listed.stderr
 
 
-SCHEMA_1 = Path(__file__).with_name("fixtures") / "schema1-cpu"   # the CPU file of December 2026's first days,
-                                                                    # three seeds kept (EXPORT DATABASE, parquet)
+SCHEMA_1 = Path(__file__).with_name("fixtures") / "schema1-cpu"  # the CPU file of December 2026's first days,
+# three seeds kept (EXPORT DATABASE, parquet)
 
 
 def _schema_1_file(folder: Path) -> Path:
@@ -221,15 +264,24 @@ def _schema_1_file(folder: Path) -> Path:
 def test_schema_1_files_are_read_through_the_migration(tmp_path):
     from rtreport import migrations, schema
     from site_gen.load import load_file
-    old = [f for f in [*COMMITTED, _schema_1_file(tmp_path)] if duckdb.connect(str(f), read_only=True).execute(
-        "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"]
+
+    old = [
+        f
+        for f in [*COMMITTED, _schema_1_file(tmp_path)]
+        if duckdb.connect(str(f), read_only=True)
+        .execute("SELECT value FROM meta WHERE key = 'schema_version'")
+        .fetchone()[0]
+        == "1"
+    ]
     assert old, "the schema-1 fixture must be a schema-1 file"
     for f in old:
         (run,) = load_file(f)
         raw = duckdb.connect(str(f), read_only=True)
         steps = dict(((r, s), n) for r, s, n in raw.execute("SELECT runtime_id, seed, steps FROM episodes").fetchall())
-        actions = dict(((r, s), n) for r, s, n in raw.execute(
-            "SELECT runtime_id, seed, count(*) FROM actions GROUP BY ALL").fetchall())
+        actions = dict(
+            ((r, s), n)
+            for r, s, n in raw.execute("SELECT runtime_id, seed, count(*) FROM actions GROUP BY ALL").fetchall()
+        )
         raw.close()
         assert steps == actions
         for rt in run.runtimes:
@@ -257,8 +309,7 @@ def _clone_run(src, dst, run_id, **changes):
 
 
 def test_runs_that_measured_different_things_carry_a_notice(quick_run, tmp_path):
-    other = _clone_run(quick_run, tmp_path / "other.duckdb", "other", label="other machine",
-                       model_sha256="f" * 64)
+    other = _clone_run(quick_run, tmp_path / "other.duckdb", "other", label="other machine", model_sha256="f" * 64)
     result = CliRunner().invoke(main, ["build", str(quick_run), str(other), "--out", str(tmp_path / "s")])
     assert result.exit_code == 0, result.output
     for page in ("index.html", "compare/index.html"):
@@ -287,11 +338,14 @@ def test_several_runs_of_one_machine_in_one_file_are_grouped(quick_run, tmp_path
     assert "ci-cpu: 2 runs" in home
     # the machine's answer, and each run at its own URL (its day), which later runs do not move
     pages = sorted(p.name for p in (tmp_path / "s" / "en" / "hardware").iterdir())
-    assert pages[0] == "ci-cpu" and len(pages) == 3 and all(re.fullmatch(r"ci-cpu-\d{4}-\d\d-\d\d", p) for p in pages[1:])
+    assert (
+        pages[0] == "ci-cpu" and len(pages) == 3 and all(re.fullmatch(r"ci-cpu-\d{4}-\d\d-\d\d", p) for p in pages[1:])
+    )
 
 
 def test_the_reference_comes_from_the_registry_ranks():
     from collect.registry import all_runtimes, reference_runtime_id
+
     runtimes = all_runtimes()
     assert reference_runtime_id(["ort-cpu-fp32", "torch-cpu-fp32"], runtimes) == "torch-cpu-fp32"
     assert reference_runtime_id(["ort-cpu-fp32", "torch-cuda-fp32", "torch-cpu-fp32"], runtimes) == "torch-cuda-fp32"

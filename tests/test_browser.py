@@ -2,6 +2,7 @@
 phone's size (390×844) and a desktop's (1366×900): every page and chart draws without an error and without input
 (charts further down as they come near), nothing overflows its box, the home page answers in its first screen,
 and the pages still read with JavaScript off."""
+
 import functools
 import http.server
 import shutil
@@ -9,13 +10,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import COMMITTED_RUNS
-from rtreport_cli.main import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)"
+)
 playwright_api = pytest.importorskip("playwright.sync_api")
 SIZES = [(390, 844), (1366, 900)]
 
@@ -40,9 +40,18 @@ def server(site):
 @pytest.fixture(scope="module")
 def browser():
     with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
         yield b
         b.close()
 
@@ -163,7 +172,8 @@ def test_language_switcher_keeps_the_page(server, browser, site, lang, other):
 OVERFLOW = """() => {
   const out = [];
   const vw = document.documentElement.clientWidth;
-  if (document.documentElement.scrollWidth > vw + 1) out.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
+  const sw = document.documentElement.scrollWidth;
+  if (sw > vw + 1) out.push(`page scrolls sideways: ${sw} > ${vw}`);
   for (const el of document.querySelectorAll('main > *, section > *, details > *, figure > *, .card')) {
     const r = el.getBoundingClientRect();
     if (r.width && r.right > vw + 1) out.push(`${el.tagName}.${el.className} right edge ${r.right} > ${vw}`);
@@ -173,12 +183,15 @@ OVERFLOW = """() => {
     const svg = chart.querySelector('.main-svg');
     if (!svg) { out.push(`${chart.id} not drawn`); continue; }
     const s = svg.getBoundingClientRect();
-    if (s.right > box.right + 1 || s.left < box.left - 1) out.push(`${chart.id}: plot ${s.left}-${s.right} outside ${box.left}-${box.right}`);
+    if (s.right > box.right + 1 || s.left < box.left - 1)
+      out.push(`${chart.id}: plot ${s.left}-${s.right} outside ${box.left}-${box.right}`);
     const next = chart.parentElement.querySelector('figcaption').getBoundingClientRect();
     if (s.bottom > next.top + 1) out.push(`${chart.id}: plot overlaps its caption`);
-    for (const g of chart.querySelectorAll('.legend, .ytick text, .xtick text, .g-xtitle, .g-ytitle, .annotation-text')) {
+    const texts = '.legend, .ytick text, .xtick text, .g-xtitle, .g-ytitle, .annotation-text';
+    for (const g of chart.querySelectorAll(texts)) {
       const r = g.getBoundingClientRect();
-      if (r.width && (r.right > s.right + 1 || r.left < s.left - 1)) out.push(`${chart.id}: ${g.getAttribute('class')} ${(g.textContent || '').slice(0, 40)} outside the plot`);
+      if (r.width && (r.right > s.right + 1 || r.left < s.left - 1))
+        out.push(`${chart.id}: ${g.getAttribute('class')} ${(g.textContent || '').slice(0, 40)} outside the plot`);
     }
   }
   return out;
@@ -226,6 +239,7 @@ def test_the_first_screen_of_home_answers_for_every_machine(server, browser, sit
     items = page.locator("ul.glance li")
     # one line per machine (its answer: a machine measured twice has two pages, one line)
     import json
+
     machines = {json.loads(f.read_text())["machine"] for f in (Path(site) / "data").glob("*/verdicts.json")}
     assert items.count() == len(machines) < len(list((Path(site) / lang / "hardware").iterdir()))
     for i in range(items.count()):
@@ -250,8 +264,8 @@ def test_a_machine_page_answers_the_studys_four_questions_on_its_first_phone_scr
 def test_pages_read_without_javascript(server, browser, site):
     page, errors = _open(browser, f"{server}/en/hardware/nvidia-h200/index.html", 390, 844, javascript=False)
     tables = page.locator("details.data table")
-    assert tables.count() >= 5 and not tables.first.is_visible()      # in a folded section
-    page.locator("details.part#part-speed > summary").click()          # a reader opens it: no script needed
+    assert tables.count() >= 5 and not tables.first.is_visible()  # in a folded section
+    page.locator("details.part#part-speed > summary").click()  # a reader opens it: no script needed
     assert tables.first.is_visible()
     assert not page.locator(".chart").first.is_visible()
     assert errors == []
@@ -299,7 +313,8 @@ def test_a_machine_page_opens_with_its_answer(server, browser, site, lang, width
 EDGE_POINTS = """id => {
   const pts = [...document.querySelectorAll(`#${id} .trace .point`)].map(p => p.getBoundingClientRect())
     .filter(r => r.width > 0 && r.height > 0);
-  const pick = pts.length ? [pts.reduce((a, b) => (b.right > a.right ? b : a)), pts.reduce((a, b) => (b.left < a.left ? b : a))] : [];
+  const pick = pts.length ? [pts.reduce((a, b) => (b.right > a.right ? b : a)),
+                             pts.reduce((a, b) => (b.left < a.left ? b : a))] : [];
   return pick.map(r => [r.right - Math.min(4, r.width / 2), r.top + r.height / 2]);
 }"""
 HOVER_BOX = """() => [...document.querySelectorAll('.hoverlayer .hovertext')].map(h => {

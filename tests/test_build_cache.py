@@ -1,5 +1,6 @@
 """The build's cache of analysed files (site_gen/cache.py): a hit gives the same site byte for byte, and a
 changed file, other gates or a damaged entry is never taken from it."""
+
 import shutil
 
 import pytest
@@ -32,17 +33,18 @@ def cache_dir(tmp_path, monkeypatch):
 def _no_reading(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a file was read although its results were in the cache")
+
     monkeypatch.setattr(build_module, "load_file", refuse)
 
 
 def test_a_build_from_the_cache_is_the_same_site_byte_for_byte(cache_dir, tmp_path, monkeypatch):
     files = [COMMITTED_RUNS[0]]
     fresh = _build(files, tmp_path / "fresh", "--no-cache")
-    assert not cache_dir.exists()                      # --no-cache neither reads nor writes it
-    first = _build(files, tmp_path / "first")           # fills the cache
+    assert not cache_dir.exists()  # --no-cache neither reads nor writes it
+    first = _build(files, tmp_path / "first")  # fills the cache
     assert len(list(cache_dir.rglob("*.pickle"))) == 1
     _no_reading(monkeypatch)
-    again = _build(files, tmp_path / "again")           # every result from the cache
+    again = _build(files, tmp_path / "again")  # every result from the cache
     assert fresh.keys() == first.keys() == again.keys()
     assert [k for k in fresh if not fresh[k] == first[k] == again[k]] == []
 
@@ -72,7 +74,7 @@ def test_other_bytes_gates_or_allow_invalid_are_a_miss(tmp_path):
     assert RunCache(gates, False, tmp_path / "cache").get(copy) is None
     copy.with_name(copy.name + ".wal").unlink()
     assert RunCache(gates, False, tmp_path / "cache").get(copy) is not None
-    with open(copy, "ab") as f:                         # one more byte: another file
+    with open(copy, "ab") as f:  # one more byte: another file
         f.write(b"\0")
     assert RunCache(gates, False, tmp_path / "cache").get(copy) is None
 

@@ -1,6 +1,7 @@
 """The charts read at a glance (pure figure specs, from the committed H200 file): wherever colour tells runtimes
 apart there is a legend or a name on each row; a gate's chart draws the reference's line and the gate's, both
 labelled; legends sit below the plot; hover texts come on short lines."""
+
 import re
 import unicodedata
 
@@ -19,6 +20,7 @@ def h200():
     from site_gen.analysis import analyse
     from site_gen.load import load_file
     from site_gen.verdict import Gates
+
     return analyse(load_file(next(p for p in COMMITTED_RUNS if p.name == "nvidia-h200.duckdb"))[0], Gates.load(None))
 
 
@@ -43,22 +45,26 @@ def test_colour_always_has_a_key(charts):
         rows = layout["yaxis"].get("categoryarray") or []
         named = {a["y"] for a in layout.get("annotations", []) if a.get("yref") == "y"}
         assert layout.get("showlegend") or (rows and named == set(rows)), chart_id
-        if layout.get("showlegend"):       # below the plot, where it covers neither data nor names
+        if layout.get("showlegend"):  # below the plot, where it covers neither data nor names
             assert layout["legend"]["yref"] == "container" and layout["legend"]["y"] == 0, chart_id
 
 
 def test_the_fixed_states_chart_has_a_legend_for_its_runtimes(charts, h200):
     chart = charts["fixed-states"]
     assert chart.figure["layout"]["showlegend"] is True
-    shown = {tr["name"].split(" — ")[0].replace("<br>", " ").replace(", ", ",").replace(",", ", ")
-             for tr in chart.figure["data"]}
+    shown = {
+        tr["name"].split(" — ")[0].replace("<br>", " ").replace(", ", ",").replace(",", ", ")
+        for tr in chart.figure["data"]
+    }
     assert shown == {r.rows.title for r in h200.runtimes if r.agreement and not r.is_reference}
 
 
 def _lines(chart):
     layout = chart.figure["layout"]
-    log = layout["xaxis"].get("type") == "log"    # plotly.js places an annotation on a log axis by its logarithm
-    notes = {round(10 ** a["x"] if log else a["x"], 6): a["text"] for a in layout["annotations"] if a.get("xref") == "x"}
+    log = layout["xaxis"].get("type") == "log"  # plotly.js places an annotation on a log axis by its logarithm
+    notes = {
+        round(10 ** a["x"] if log else a["x"], 6): a["text"] for a in layout["annotations"] if a.get("xref") == "x"
+    }
     return {round(s["x0"], 6): notes.get(round(s["x0"], 6)) for s in layout["shapes"]}
 
 
@@ -66,11 +72,11 @@ def test_the_speed_chart_draws_the_reference_and_the_gate_both_labelled(charts, 
     gate = round(1 / (1 - h200.gates.min_p95_reduction), 6)
     assert _lines(charts["speed"]) == {1.0: t("ref_line_speed"), gate: t("gate_line_speed", x=f"{gate:.2f}")}
     tops = sorted(a["yshift"] for a in charts["speed"].figure["layout"]["annotations"] if a.get("xref") == "x")
-    assert tops[1] - tops[0] >= 16          # one label above the other: the lines are close on the axis
+    assert tops[1] - tops[0] >= 16  # one label above the other: the lines are close on the axis
 
 
 def test_the_play_chart_draws_the_reference_and_the_margin_both_labelled(charts):
-    margin = next(tr for tr in charts["play"].figure["data"] if "hovertemplate" in tr)   # the mean and its CI
+    margin = next(tr for tr in charts["play"].figure["data"] if "hovertemplate" in tr)  # the mean and its CI
     lines = _lines(charts["play"])
     assert lines[0.0] == t("ref_line_play") and len(lines) == 2
     assert [x for x in lines if x < 0] and all(lines.values())
@@ -82,6 +88,8 @@ def test_hover_texts_come_on_short_lines():
     assert hover_lines("甲（乙）丙") == "甲<br>（乙）<br>丙"
     for key in ("hover_speed", "hover_agreement", "hover_play"):
         for lang in ("en", "zh-tw"):
-            text = re.sub(r"%\{[^}]*\}", "1,234.56", hover_lines(Translator(lang)(key)))   # a figure's width
-            columns = max(sum(1 + (unicodedata.east_asian_width(c) in "WF") for c in line) for line in text.split("<br>"))
-            assert columns <= 50, (lang, key, text)      # about 330 px at the hover's 12 px
+            text = re.sub(r"%\{[^}]*\}", "1,234.56", hover_lines(Translator(lang)(key)))  # a figure's width
+            columns = max(
+                sum(1 + (unicodedata.east_asian_width(c) in "WF") for c in line) for line in text.split("<br>")
+            )
+            assert columns <= 50, (lang, key, text)  # about 330 px at the hover's 12 px

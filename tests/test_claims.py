@@ -1,6 +1,7 @@
 """Every sentence the site generates for the committed runs, in both languages, read against its claim kind and the
 data (#27 item 5): the wording items of the audit, each a check that fails on pages that still carry it; every
 recorded claim licensed by the analysis' own numbers; and the same claims in zh-TW and English, page by page."""
+
 import html
 import re
 from itertools import permutations
@@ -21,8 +22,18 @@ from tests.conftest import COMMITTED_RUNS
 
 LANGS = [code for code, _, _ in LANGUAGES]
 # Text left from earlier layouts or claims the data never carried (the audit's list), in both languages.
-STALE = ("Left:", "Right:", "左圖", "右圖", "product owner", "產品負責人",
-         "Latency, agreement and score", "各機器的延遲、一致性與分數", "include that spread", "已包含這段差距")
+STALE = (
+    "Left:",
+    "Right:",
+    "左圖",
+    "右圖",
+    "product owner",
+    "產品負責人",
+    "Latency, agreement and score",
+    "各機器的延遲、一致性與分數",
+    "include that spread",
+    "已包含這段差距",
+)
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +88,12 @@ def wording_problems(site, results) -> list[str]:
             for m in re.finditer(r"(?:mostly \S+ \(|大多是 \S+（佔翻轉的 )(\d+) ?%", text):
                 if int(m.group(1)) <= 50:
                     said("'mostly' for at most half", m.group(0))
-            for a, b in permutations(titles, 2):   # a list a reader cannot split back into its titles
+            for a, b in permutations(titles, 2):  # a list a reader cannot split back into its titles
                 if (sep.strip() in a or sep.strip() in b) and f"{a}{sep}{b}" in text:
                     said("titles holding the list separator joined by it", f"{a}{sep}{b}")
             if page.endswith("compare/index.html") and re.search(
-                    r"<th[^>]*>\s*" + re.escape(catalog(lang)["col_mean"]) + r"\s*</th>", raw):
+                r"<th[^>]*>\s*" + re.escape(catalog(lang)["col_mean"]) + r"\s*</th>", raw
+            ):
                 said("unpaired mean column", catalog(lang)["col_mean"])
             if page.endswith("study/index.html"):
                 for s in cpu_slugs:
@@ -97,6 +109,7 @@ def test_pages_carry_none_of_the_audited_wording(site, results):
 def test_home_card_gives_each_tensorrt_family_its_own_reasons(results):
     from site_gen import reasons
     from site_gen.home import FAMILIES, tensorrt_note
+
     res, _ = results
     for lang in LANGS:
         t = Translator(lang)
@@ -109,8 +122,9 @@ def test_home_card_gives_each_tensorrt_family_its_own_reasons(results):
                 if not rows:
                     continue
                 kinds = {t(f"reason_kind_{reasons.kind(r.rows.status, r.rows.reason)}") for r in rows}
-                part = re.search(re.escape(t(family)) + re.escape(t("family_reason", family="", why="")) +
-                                 r"([^;；)）]*)", note)
+                part = re.search(
+                    re.escape(t(family)) + re.escape(t("family_reason", family="", why="")) + r"([^;；)）]*)", note
+                )
                 assert part, (lang, family, note)
                 assert set(part.group(1).split(t("sep"))) == kinds, (lang, family, note)
 
@@ -118,11 +132,15 @@ def test_home_card_gives_each_tensorrt_family_its_own_reasons(results):
 def page_claims(results, lang) -> dict:
     """Page -> the claims its model made (recorded by ``claims.say``)."""
     res, slugs = results
-    makers = {"index": lambda t: home_page(res, slugs, t), "compare": lambda t: compare_page(res, slugs, t),
-              "study": lambda t: study_page(res, slugs, t)}
+    makers = {
+        "index": lambda t: home_page(res, slugs, t),
+        "compare": lambda t: compare_page(res, slugs, t),
+        "study": lambda t: study_page(res, slugs, t),
+    }
     for x, slug in zip(res, slugs):
         makers[f"hardware/{slug}"] = lambda t, x=x, slug=slug: hardware_page(x, slug, t)
     from site_gen.history import groups as history_groups, history_page
+
     for label, runs in history_groups(res, slugs):
         makers[f"history/{label}"] = lambda t, label=label, runs=runs: history_page(label, runs, t)
     out = {}
@@ -147,19 +165,31 @@ def test_every_claim_is_licensed_by_the_data(results):
                 r = x and c["subject"] and x.runtime(c["subject"])
                 if not r:
                     continue
-                e = c["evidence"]     # the evidence is the analysis' own result for that runtime
+                e = c["evidence"]  # the evidence is the analysis' own result for that runtime
                 if c["kind"].startswith(("speed_", "gate_faster")) and r.ratio and "gate" in e:
                     assert (e["value"], e["low"], e["high"]) == r.ratio, c
                 if c["kind"].startswith("play_"):
-                    assert (e["mean"], e["low"], e["high"], e["outcome"]) == \
-                        (r.play["mean"], r.play["low"], r.play["high"], r.play["outcome"]), c
+                    assert (e["mean"], e["low"], e["high"], e["outcome"]) == (
+                        r.play["mean"],
+                        r.play["low"],
+                        r.play["high"],
+                        r.play["outcome"],
+                    ), c
                 if c["kind"].startswith("agreement_"):
                     assert (e["low"], e["high"]) == (r.shadow["low"], r.shadow["high"]), c
                 if c["kind"] in ("reproducible", "not_reproducible"):
                     assert e == {k: r.reproduction[k] for k in e}, c
     # the committed runs exercise the main kinds (a check that never ran could not fail)
-    assert {"gate_faster_pass", "gate_faster_unconfirmed", "play_non_inferior", "agreement_pass", "recommend",
-            "verdict_group", "speed_faster", "reproducible"} <= seen, seen
+    assert {
+        "gate_faster_pass",
+        "gate_faster_unconfirmed",
+        "play_non_inferior",
+        "agreement_pass",
+        "recommend",
+        "verdict_group",
+        "speed_faster",
+        "reproducible",
+    } <= seen, seen
 
 
 def test_both_languages_make_the_same_claims_page_by_page(results):
@@ -173,15 +203,22 @@ def test_both_languages_make_the_same_claims_page_by_page(results):
 
 def test_an_unlicensed_claim_is_refused():
     t = Translator("en")
-    with pytest.raises(claims.Unlicensed):   # "slower" for an interval that runs from faster to slower
-        claims.say(t, "speed_slower", "speed_slower", {"value": 1.228, "low": 0.95, "high": 1.4},
-                   value="22.8 %", low="-5 %", high="40 %")
-    with pytest.raises(claims.Unlicensed):   # "straddles" for a runtime wholly past the gate
-        claims.say(t, "gate_faster_straddles", "gate_faster_straddles",
-                   {"value": 1.3, "low": 1.1, "high": 1.5, "gate": 0.9})
+    with pytest.raises(claims.Unlicensed):  # "slower" for an interval that runs from faster to slower
+        claims.say(
+            t,
+            "speed_slower",
+            "speed_slower",
+            {"value": 1.228, "low": 0.95, "high": 1.4},
+            value="22.8 %",
+            low="-5 %",
+            high="40 %",
+        )
+    with pytest.raises(claims.Unlicensed):  # "straddles" for a runtime wholly past the gate
+        claims.say(
+            t, "gate_faster_straddles", "gate_faster_straddles", {"value": 1.3, "low": 1.1, "high": 1.5, "gate": 0.9}
+        )
     assert claims.titles(["A, B", "C"], t) == "A, B; C"
-    assert claims.count_key("find_pass", 1) == "find_pass_one" and claims.count_key("find_pass", 8) == \
-        "find_pass_other"
+    assert claims.count_key("find_pass", 1) == "find_pass_one" and claims.count_key("find_pass", 8) == "find_pass_other"
 
 
 def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runtime(results):
@@ -190,6 +227,7 @@ def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runt
     the files, not fixed figures."""
     from site_gen.analysis import head_to_head
     from site_gen.findings import recommendation, sentences, trade_off
+
     res, _ = results
     checked = 0
     for x in res:
@@ -199,13 +237,14 @@ def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runt
             continue
         fast = rec["runtime"]
         adopted = [r for r in x.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
-        exact = [r for r in adopted if r.shadow["flips"] == 0 and r.reproduction
-                 and r.reproduction["reproducible"] is True]          # exact, and shown reproducible
+        exact = [
+            r for r in adopted if r.shadow["flips"] == 0 and r.reproduction and r.reproduction["reproducible"] is True
+        ]  # exact, and shown reproducible
         for lang in LANGS:
             t = Translator(lang)
             said = trade_off(x, t)
             checked += 1
-            assert said == sentences(x, t)[1:1 + len(said)]       # right after the recommendation
+            assert said == sentences(x, t)[1 : 1 + len(said)]  # right after the recommendation
             if not exact:
                 assert len(said) == 1
                 continue
@@ -213,26 +252,31 @@ def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runt
             if best is fast:
                 assert len(said) == 1 and f"{fast.shadow['decisions']:,}" in said[0]
                 continue
-            shown = [localize_titles(r.rows.title, lang) for r in (fast, best)]   # a zh-TW page says them in Chinese
-            repro = fast.reproduction and fast.reproduction["reproducible"] is not True   # said as a fourth
+            shown = [localize_titles(r.rows.title, lang) for r in (fast, best)]  # a zh-TW page says them in Chinese
+            repro = fast.reproduction and fast.reproduction["reproducible"] is not True  # said as a fourth
             assert len(said) == 3 + bool(repro) and all(all(name in s for name in shown) for s in said)
-            v = head_to_head(fast, best, x.gates.speed_statistic)                    # speed, paired by round,
-            assert f"{1 / v['value']:.2f}×" in said[0] or f"{1 / v['value']:.2f} 倍" in said[0]   # on one scale
+            v = head_to_head(fast, best, x.gates.speed_statistic)  # speed, paired by round,
+            assert f"{1 / v['value']:.2f}×" in said[0] or f"{1 / v['value']:.2f} 倍" in said[0]  # on one scale
             assert f"{1 / v['high']:.2f}" in said[0] and f"{1 / v['low']:.2f}" in said[0]
             assert f"{fast.shadow['flips']:,}" in said[1] and f"{best.shadow['decisions']:,}" in said[1]
-            for r in (fast, best):                       # a mean, or "every seed scored as the reference did"
+            for r in (fast, best):  # a mean, or "every seed scored as the reference did"
                 same = r.play["sd"] == 0 and r.play["mean"] == 0
                 assert (t("trade_play_identical") if same else f"{r.play['mean']:+.2f}") in said[2]
-    assert checked >= 2        # some committed run recommends a runtime (read in both languages)
+    assert checked >= 2  # some committed run recommends a runtime (read in both languages)
 
 
 def test_an_install_hint_naming_compute_capabilities_is_read_as_not_installed():
     """The TensorRT-RTX reason on a machine without the package names the capabilities it serves: it is still
     "not installed", not "this GPU is not one the library serves" (which the H200's own refusal is)."""
     from site_gen import reasons
-    hint = ("the tensorrt_rtx Python package is not installed (No module named 'tensorrt_rtx'); pip install "
-            "tensorrt-rtx (from PyPI; runs on compute capability 8.0, 8.6, 8.9 and 12.x)")
-    refusal = ("tensorrt_rtx 1.7.1.116: IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine "
-               "cannot run on this GPU, which has compute capability 9.0.")
+
+    hint = (
+        "the tensorrt_rtx Python package is not installed (No module named 'tensorrt_rtx'); pip install "
+        "tensorrt-rtx (from PyPI; runs on compute capability 8.0, 8.6, 8.9 and 12.x)"
+    )
+    refusal = (
+        "tensorrt_rtx 1.7.1.116: IRuntime::deserializeCudaEngine: Error Code 6: API Usage Error (The engine "
+        "cannot run on this GPU, which has compute capability 9.0."
+    )
     assert reasons.kind("unavailable", hint) == "not_installed"
     assert reasons.kind("unavailable", refusal) == "gpu_not_served"

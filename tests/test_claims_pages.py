@@ -2,14 +2,13 @@
 a recorded claim (``claims.say``, its text on the ledger), fixed method text from the catalogs (no figure of the run
 in it), or one of a short list of purely descriptive kinds (``DESCRIPTIVE``). Read on the published site (the
 committed runs and this machine's quick run), both languages."""
+
 import html
 import json
 import re
 from pathlib import Path
 
-import pytest
 
-from site_gen import claims
 from site_gen.analysis import analyse
 from site_gen.build import display_labels, load_runs
 from site_gen.history import groups as history_groups, history_page
@@ -24,28 +23,58 @@ LANGS = [code for code, _, _ in LANGUAGES]
 # Purely descriptive sentences (i18n keys): they say when, what and how many were measured, or what a gate
 # requires; never a result, a direction or a comparison.
 DESCRIPTIVE = (
-    "measured_on", "measured_date", "session_item", "hist_run_n",        # dates, rounds and runs by number
-    "open_machine", "machine_runs", "hist_link", "hist_intro",           # links and counts of runs
-    "hist_answer", "hist_superseded",                                    # which run is a machine's newest complete
-    "speed_intro", "agreement_intro", "play_intro", "workload_text",     # how many samples, states and seeds
-    "scope", "contents", "sum_cross_one", "sum_cross_other", "state_n",           # how many runtimes, machines; which state
-    "gate_faster", "gate_agreement", "gate_play",                        # what each gate requires (the gates file)
-    "dirty_banner", "mixed_onnxruntime_banner", "card_tensorrt",         # provenance, and why a runtime did not run
-    "family_group", "tf32_on", "tf32_off",                               # which runtimes share a play test; a setting
-    "hist_changed", "hist_library", "hist_runtime_libraries", "hist_step",  # what changed between two runs
-    "not_alike",                                                         # what differs between runs' settings
-    "repeats_intro",                                                     # what the repeats' table holds ("比值")
-    "speed_unconfirmed_one", "speed_unconfirmed_other",                  # how many measurements, and the gate's need
-    "speed_load_retaking", "speed_load_before", "gate_faster_load",      # rounds measured again for others' load
-    "speed_rejudged", "hist_single_process",                             # when the rule was written; runs not compared
-    "sum_scores",                                                        # how many runtimes a chart shows
+    "measured_on",
+    "measured_date",
+    "session_item",
+    "hist_run_n",  # dates, rounds and runs by number
+    "open_machine",
+    "machine_runs",
+    "hist_link",
+    "hist_intro",  # links and counts of runs
+    "hist_answer",
+    "hist_superseded",  # which run is a machine's newest complete
+    "speed_intro",
+    "agreement_intro",
+    "play_intro",
+    "workload_text",  # how many samples, states and seeds
+    "scope",
+    "contents",
+    "sum_cross_one",
+    "sum_cross_other",
+    "state_n",  # how many runtimes, machines; which state
+    "gate_faster",
+    "gate_agreement",
+    "gate_play",  # what each gate requires (the gates file)
+    "dirty_banner",
+    "mixed_onnxruntime_banner",
+    "card_tensorrt",  # provenance, and why a runtime did not run
+    "family_group",
+    "tf32_on",
+    "tf32_off",  # which runtimes share a play test; a setting
+    "hist_changed",
+    "hist_library",
+    "hist_runtime_libraries",
+    "hist_step",  # what changed between two runs
+    "not_alike",  # what differs between runs' settings
+    "repeats_intro",  # what the repeats' table holds ("比值")
+    "speed_unconfirmed_one",
+    "speed_unconfirmed_other",  # how many measurements, and the gate's need
+    "speed_load_retaking",
+    "speed_load_before",
+    "gate_faster_load",  # rounds measured again for others' load
+    "speed_rejudged",
+    "hist_single_process",  # when the rule was written; runs not compared
+    "sum_scores",  # how many runtimes a chart shows
 )
 # A number (not a digit inside a name such as FP32, P95 or H200) or a comparison word.
 NUMBER = re.compile(r"(?<![A-Za-z\d_.-])\d")
-COMPARISON = re.compile(r"\b(faster|slower|fastest|slowest|quicker|better|worse|best|worst|lowest|highest|fewest|"
-                        r"least|most|mostly|than|ahead|behind|inferior|non-inferior|outperform\w*)\b|"
-                        r"[快慢優劣]|最|較|比|不遜", re.I)
-DATE = re.compile(r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?)?")   # a date or a time is descriptive
+COMPARISON = re.compile(
+    r"\b(faster|slower|fastest|slowest|quicker|better|worse|best|worst|lowest|highest|fewest|"
+    r"least|most|mostly|than|ahead|behind|inferior|non-inferior|outperform\w*)\b|"
+    r"[快慢優劣]|最|較|比|不遜",
+    re.I,
+)
+DATE = re.compile(r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?)?")  # a date or a time is descriptive
 INLINE = r"a|abbr|b|code|em|i|mark|small|span|strong|sub|sup|time|bdi"
 
 
@@ -58,9 +87,9 @@ def blocks(path: Path) -> list[str]:
     definition lists (their cells are figures, not sentences), scripts, styles, the navigation and the recorded
     messages of libraries (shown verbatim, folded) left out."""
     raw = path.read_text(encoding="utf-8")
-    raw = raw[raw.find("<body"):] if "<body" in raw else raw
+    raw = raw[raw.find("<body") :] if "<body" in raw else raw
     raw = re.sub(r"<(script|style|table|dl|svg|template|nav)\b.*?</\1>", "\n", raw, flags=re.S)
-    raw = re.sub(r'<details class="raw">.*?</details>', "\n", raw, flags=re.S)   # a library's message, verbatim
+    raw = re.sub(r'<details class="raw">.*?</details>', "\n", raw, flags=re.S)  # a library's message, verbatim
     raw = re.sub(rf"</?(?:{INLINE})\b[^>]*>", "", re.sub(r"\s+", " ", raw))
     return [b for b in (norm(html.unescape(x)) for x in re.sub(r"<[^>]+>", "\n", raw).split("\n")) if b]
 
@@ -134,14 +163,15 @@ def uncovered(site: Path, said: dict, names: list[str]) -> list[str]:
         strings, t = catalog(lang), Translator(lang)
         # fixed text (the catalogs' and templates' own, no parameter in it) is the same on every build: taken out
         # where it is a whole block or sentence, or long enough not to be a word of a generated sentence
-        fixed = sorted({norm(t(k)) for k, v in strings.items() if "{" not in v} | set(template_text()), key=len,
-                       reverse=True)
+        fixed = sorted(
+            {norm(t(k)) for k, v in strings.items() if "{" not in v} | set(template_text()), key=len, reverse=True
+        )
         described = [re.compile(_pattern(t(k))) for k in DESCRIPTIVE]
         texts = sorted(said[lang], key=len, reverse=True)
         for path in sorted((site / lang).rglob("*.html")):
             for block in blocks(path):
                 spans = [m.span() for p in described for m in p.finditer(block)]
-                rest = block   # what is taken out keeps its length, so that a sentence keeps its place
+                rest = block  # what is taken out keeps its length, so that a sentence keeps its place
                 for text in texts:
                     rest = rest.replace(text, "¶" * len(text))
                 for text in fixed:
@@ -177,6 +207,7 @@ def test_no_margin_is_said_as_a_measurement_and_speed_has_one_scale(published_si
     far the games differed ("no worse than 12.39 points a game"). A speed is a multiple of another's speed
     ("3.49×", "3.49 倍"), never a percentage a reader can take for another ratio ("71.4 % faster")."""
     from site_gen.build import load_runs
+
     margins = set()
     for run in load_runs(list(COMMITTED_RUNS)):
         res = analyse(run, Gates.load(None))
@@ -198,8 +229,10 @@ def test_no_margin_is_said_as_a_measurement_and_speed_has_one_scale(published_si
 def test_means_are_compared_on_the_same_seeds(published_site):
     """Where a page sets a runtime's mean score beside the reference's, both are over the same seeds: the play
     table gives "its / the reference's" from the seeds that runtime played, and the study page names the seeds."""
-    for lang, header, words in (("en", "mean score, it / the reference (same seeds)", "on the same"),
-                                ("zh-tw", "平均分數：它／基準（同種子）", "在相同")):
+    for lang, header, words in (
+        ("en", "mean score, it / the reference (same seeds)", "on the same"),
+        ("zh-tw", "平均分數：它／基準（同種子）", "在相同"),
+    ):
         page = (published_site / lang / "hardware" / "nvidia-h200" / "index.html").read_text(encoding="utf-8")
         assert header in page
         study = (published_site / lang / "study" / "index.html").read_text(encoding="utf-8")

@@ -22,6 +22,7 @@ def test_the_readme_command_run_again_writes_beside_the_earlier_run(tmp_path, mo
     import pytest
     from collect.collect_command import default_out
     from rtreport.errors import UserError
+
     monkeypatch.chdir(tmp_path)
     assert default_out("vm-cpu") == (Path("data/vm-cpu.duckdb"), None)
     Path("data/vm-cpu.duckdb").write_bytes(b"an earlier run")

@@ -1,4 +1,5 @@
 """`rtreport collect` on the CPU: the real ALE, PyTorch and ONNX Runtime, into a real DuckDB file."""
+
 import json
 import multiprocessing
 import time
@@ -36,25 +37,42 @@ def quick_db(quick_collect):
 def test_quick_run_records_provenance_and_every_runtime(quick_db):
     con, output = quick_db
     assert dict(con.execute("SELECT * FROM meta").fetchall()) == {"application": "rtreport", "schema_version": "3"}
-    run = con.execute("SELECT status, profile, label, reference_runtime, model_format, num_actions, eval_epsilon, "
-                      "environment, cpu, model_sha256, code_hash, rtreport_version, fixed_states_sha256, "
-                      "seeds_sha256 FROM runs").fetchall()
+    run = con.execute(
+        "SELECT status, profile, label, reference_runtime, model_format, num_actions, eval_epsilon, "
+        "environment, cpu, model_sha256, code_hash, rtreport_version, fixed_states_sha256, "
+        "seeds_sha256 FROM runs"
+    ).fetchall()
     assert len(run) == 1
     status, profile, label, reference, fmt, actions, eps, env, cpu, sha, code, version, states, seeds = run[0]
-    assert (status, profile, label, reference, fmt, actions, eps) == \
-        ("complete", "quick", "ci-cpu", "torch-cpu-fp32", "pytorch", 4, 0.01)
+    assert (status, profile, label, reference, fmt, actions, eps) == (
+        "complete",
+        "quick",
+        "ci-cpu",
+        "torch-cpu-fp32",
+        "pytorch",
+        4,
+        0.01,
+    )
     env = json.loads(env)
     assert env["torch"] and env["onnxruntime"] and env["ale-py"] and cpu and len(sha) == 64
     assert len(code) == 64 and version and len(states) == 64 and len(seeds) == 64
     rows = dict(con.execute("SELECT runtime_id, status FROM runtimes").fetchall())
     assert set(rows) == {s.id for s in all_runtimes()}
     assert sorted(r for r, s in rows.items() if s == "available") == sorted(CPU_RUNTIMES)
-    opt_in = dict(con.execute("SELECT runtime_id, reason FROM runtimes WHERE runtime_id IN "
-                              "('ort-cpu-int8', 'openvino-cpu-fp32', 'openvino-cpu-int8')").fetchall())
-    assert len(opt_in) == 3 and all(r.startswith("opt-in: measured only when --runtimes names it") for r in opt_in.values())
+    opt_in = dict(
+        con.execute(
+            "SELECT runtime_id, reason FROM runtimes WHERE runtime_id IN "
+            "('ort-cpu-int8', 'openvino-cpu-fp32', 'openvino-cpu-int8')"
+        ).fetchall()
+    )
+    assert len(opt_in) == 3 and all(
+        r.startswith("opt-in: measured only when --runtimes names it") for r in opt_in.values()
+    )
     reasons = con.execute("SELECT runtime_id, reason FROM runtimes WHERE status = 'unavailable'").fetchall()
     assert reasons and all(reason for _, reason in reasons)
-    ort_row = con.execute("SELECT artifact_bytes, prepare_seconds FROM runtimes WHERE runtime_id = 'ort-cpu-fp32'").fetchone()
+    ort_row = con.execute(
+        "SELECT artifact_bytes, prepare_seconds FROM runtimes WHERE runtime_id = 'ort-cpu-fp32'"
+    ).fetchone()
     assert ort_row[0] > 1_000_000 and ort_row[1] > 0
     assert "torch-cpu-fp32" in output and "8/8" in output and "wrote" in output  # the closing table
     settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
@@ -66,29 +84,42 @@ def test_quick_run_stores_raw_observations(quick_db):
     con, _ = quick_db
     for rid in CPU_RUNTIMES:
         n = con.execute("SELECT count(*) FROM latency WHERE runtime_id = ? AND kind = 'decision'", [rid]).fetchone()[0]
-        assert n == 3 * 300 + 2 * 1 * 300   # the run's 3 rounds, and its 2 repeats' round each (fresh processes)
-        repeats = con.execute("SELECT round, conditions->>'repeat' FROM rounds WHERE runtime_id = ? AND "
-                              "conditions->>'phase' = 'repeat' ORDER BY round", [rid]).fetchall()
+        assert n == 3 * 300 + 2 * 1 * 300  # the run's 3 rounds, and its 2 repeats' round each (fresh processes)
+        repeats = con.execute(
+            "SELECT round, conditions->>'repeat' FROM rounds WHERE runtime_id = ? AND "
+            "conditions->>'phase' = 'repeat' ORDER BY round",
+            [rid],
+        ).fetchall()
         assert repeats == [(3, "1"), (4, "2")]
-        sizes = [r[0] for r in con.execute("SELECT DISTINCT batch_size FROM latency WHERE runtime_id = ? "
-                                           "AND kind = 'batch' ORDER BY 1", [rid]).fetchall()]
+        sizes = [
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT batch_size FROM latency WHERE runtime_id = ? AND kind = 'batch' ORDER BY 1", [rid]
+            ).fetchall()
+        ]
         assert sizes == [1, 8, 32]
-        q = con.execute("SELECT q_values, action FROM state_q WHERE runtime_id = ? ORDER BY state_index", [rid]).fetchall()
+        q = con.execute(
+            "SELECT q_values, action FROM state_q WHERE runtime_id = ? ORDER BY state_index", [rid]
+        ).fetchall()
         assert len(q) == 8 and all(len(v) == 4 and a == int(np.argmax(v)) for v, a in q)
-        episodes = con.execute("SELECT seed, steps, truncated, step_cap FROM episodes WHERE runtime_id = ? ORDER BY seed",
-                               [rid]).fetchall()
+        episodes = con.execute(
+            "SELECT seed, steps, truncated, step_cap FROM episodes WHERE runtime_id = ? ORDER BY seed", [rid]
+        ).fetchall()
         assert [e[0] for e in episodes] == [1000, 1001]
         for seed, steps, truncated, cap in episodes:
             assert cap == 150 and steps <= 150
-            trace, source = con.execute("SELECT actions, source FROM episodes WHERE runtime_id = ? AND seed = ?",
-                                        [rid, seed]).fetchone()
+            trace, source = con.execute(
+                "SELECT actions, source FROM episodes WHERE runtime_id = ? AND seed = ?", [rid, seed]
+            ).fetchone()
             if source is None:  # played: its own trace
                 assert len(trace) == steps and set(trace) <= {0, 1, 2, 3}
-            else:               # the reuse rule: the reference's episode, established by the shadow
+            else:  # the reuse rule: the reference's episode, established by the shadow
                 assert (rid, seed, source, trace) == ("ort-cpu-fp32", 1001, "torch-cpu-fp32", None)
     # the shadow saw every decision of the reference's two games, and both agreed on all of them
-    rows = con.execute("SELECT runtime_id, seed, driver, decisions, same, first_flip, complete FROM shadow "
-                       "WHERE runtime_id = 'ort-cpu-fp32' ORDER BY seed").fetchall()
+    rows = con.execute(
+        "SELECT runtime_id, seed, driver, decisions, same, first_flip, complete FROM shadow "
+        "WHERE runtime_id = 'ort-cpu-fp32' ORDER BY seed"
+    ).fetchall()
     steps = dict(con.execute("SELECT seed, steps FROM episodes WHERE runtime_id = 'torch-cpu-fp32'").fetchall())
     assert rows == [("ort-cpu-fp32", s, "torch-cpu-fp32", steps[s], steps[s], None, True) for s in (1000, 1001)]
 
@@ -125,6 +156,7 @@ def test_list_runtimes_says_why_not():
 
 # -- bad input: one clear line, exit status 2, no traceback ----------------------------------------
 
+
 def _bad(args, expected):
     result = CliRunner().invoke(main, ["collect", "--quiet", *args])
     assert result.exit_code == 2, result.output
@@ -155,8 +187,15 @@ def test_wrong_input_shape(tmp_path):
     class Small(torch.nn.Module):
         def forward(self, x):
             return x.float().mean(dim=(2, 3))
-    torch.onnx.export(Small(), (torch.zeros((1, 4, 64, 64), dtype=torch.uint8),), str(tmp_path / "small.onnx"),
-                      input_names=["observation"], dynamic_axes={"observation": {0: "batch"}}, dynamo=False)
+
+    torch.onnx.export(
+        Small(),
+        (torch.zeros((1, 4, 64, 64), dtype=torch.uint8),),
+        str(tmp_path / "small.onnx"),
+        input_names=["observation"],
+        dynamic_axes={"observation": {0: "batch"}},
+        dynamo=False,
+    )
     _bad(["--model", str(tmp_path / "small.onnx"), "--out", str(tmp_path / "x.duckdb")], "(N, 4, 84, 84)")
     bad_state = QNetwork().state_dict()
     bad_state["network.0.weight"] = torch.zeros((32, 3, 8, 8))
@@ -183,6 +222,7 @@ def test_unknown_runtime_and_device(tmp_path):
 
 # -- faults during a run ------------------------------------------------------------------------------
 
+
 def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, monkeypatch):
     real = all_runtimes()
     ort_spec = next(s for s in real if s.id == "ort-cpu-fp32")
@@ -197,6 +237,7 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
             if calls["n"] > 400:  # past warm-up, latency and batch sweep: during the fixed states
                 raise RuntimeError("simulated device fault")
             return original(batch)
+
         runner.infer_impl = infer_impl
         return runner
 
@@ -204,8 +245,16 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
     monkeypatch.setattr(collector_module, "all_runtimes", lambda: [*real, flaky])
     monkeypatch.setattr("collect.collect_command.all_runtimes", lambda: [*real, flaky])
     out = tmp_path / "f.duckdb"
-    code = run_collect(CollectOptions(runtime_list="flaky-cpu-fp32,torch-cpu-fp32", out=out, label="f",
-            artifacts=tmp_path / "a", quick=True, quiet=True))
+    code = run_collect(
+        CollectOptions(
+            runtime_list="flaky-cpu-fp32,torch-cpu-fp32",
+            out=out,
+            label="f",
+            artifacts=tmp_path / "a",
+            quick=True,
+            quiet=True,
+        )
+    )
     assert code == 0
     con = duckdb.connect(str(out), read_only=True)
     rows = {r[0]: r[1:] for r in con.execute("SELECT runtime_id, status, reason FROM runtimes").fetchall()}
@@ -219,8 +268,16 @@ def test_a_runtime_failing_mid_run_is_recorded_and_the_others_go_on(tmp_path, mo
 def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
     ctrl_c_at_game(monkeypatch, 2)
     out = tmp_path / "c.duckdb"
-    code = run_collect(CollectOptions(runtime_list="torch-cpu-fp32,ort-cpu-fp32", out=out, label="c",
-            artifacts=tmp_path / "a", quick=True, quiet=True))
+    code = run_collect(
+        CollectOptions(
+            runtime_list="torch-cpu-fp32,ort-cpu-fp32",
+            out=out,
+            label="c",
+            artifacts=tmp_path / "a",
+            quick=True,
+            quiet=True,
+        )
+    )
     assert code == 130
     con = duckdb.connect(str(out), read_only=True)
     status, detail = con.execute("SELECT status, status_detail FROM runs").fetchone()
@@ -232,9 +289,11 @@ def test_ctrl_c_leaves_a_valid_file_marked_incomplete(tmp_path, monkeypatch):
 
 # -- episodes played by several processes ------------------------------------------------------------
 
+
 def _episodes(con, rid):
-    rows = con.execute("SELECT seed, score, steps, truncated, source FROM episodes WHERE runtime_id = ? ORDER BY seed",
-                       [rid]).fetchall()
+    rows = con.execute(
+        "SELECT seed, score, steps, truncated, source FROM episodes WHERE runtime_id = ? ORDER BY seed", [rid]
+    ).fetchall()
     traces = con.execute("SELECT seed, actions FROM episodes WHERE runtime_id = ? ORDER BY seed", [rid]).fetchall()
     return rows, traces
 
@@ -249,12 +308,21 @@ def _no_workers_left(seconds=15.0):
     return True
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_parallel_play_gives_exactly_the_episodes_one_process_gives(quick_db, tmp_path):
     sequential, _ = quick_db
     out = tmp_path / "p.duckdb"
-    code = run_collect(CollectOptions(runtime_list=",".join(CPU_RUNTIMES), out=out, label="p",
-            artifacts=tmp_path / "a", quick=True, quiet=True, play_workers=2))
+    code = run_collect(
+        CollectOptions(
+            runtime_list=",".join(CPU_RUNTIMES),
+            out=out,
+            label="p",
+            artifacts=tmp_path / "a",
+            quick=True,
+            quiet=True,
+            play_workers=2,
+        )
+    )
     assert code == 0
     con = duckdb.connect(str(out), read_only=True)
     settings = json.loads(con.execute("SELECT settings FROM runs").fetchone()[0])
@@ -294,7 +362,7 @@ def test_a_play_worker_that_cannot_prepare_is_an_error_not_a_hang(tmp_path):
     assert _no_workers_left()
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeypatch):
     real_next = Players.next_result
     calls = []
@@ -304,10 +372,20 @@ def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeyp
         if len(calls) == 2:
             raise KeyboardInterrupt
         return real_next(self)
+
     monkeypatch.setattr(Players, "next_result", next_result)
     out = tmp_path / "c.duckdb"
-    code = run_collect(CollectOptions(runtime_list="torch-cpu-fp32,ort-cpu-fp32", out=out, label="c",
-            artifacts=tmp_path / "a", quick=True, quiet=True, play_workers=2))
+    code = run_collect(
+        CollectOptions(
+            runtime_list="torch-cpu-fp32,ort-cpu-fp32",
+            out=out,
+            label="c",
+            artifacts=tmp_path / "a",
+            quick=True,
+            quiet=True,
+            play_workers=2,
+        )
+    )
     assert code == 130
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "incomplete"
@@ -316,9 +394,10 @@ def test_ctrl_c_during_parallel_play_keeps_the_episodes_stored(tmp_path, monkeyp
     assert _no_workers_left()
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_play_worker_that_dies_breaks_the_pool_instead_of_hanging_it(tmp_path):
     from concurrent.futures.process import BrokenProcessPool
+
     runner, artifacts = _ort(tmp_path)
     artifacts.onnx_fp32()
     tasks = [Task("ort-cpu-fp32", (), s, None) for s in (1000, 1001, 1002, 1003)]  # whole games: long enough
@@ -347,6 +426,7 @@ def test_a_run_file_is_compacted_with_every_row_kept_and_a_file_it_cannot_read_i
     import duckdb
 
     from collect.store import compact
+
     path = tmp_path / "run.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, q FLOAT[], note VARCHAR)")
@@ -365,8 +445,9 @@ def test_a_run_file_is_compacted_with_every_row_kept_and_a_file_it_cannot_read_i
     assert path.stat().st_size < size
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute("SELECT * FROM t ORDER BY k").fetchall() == before
-    assert con.execute("SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 't' "
-                       "AND constraint_type = 'PRIMARY KEY'").fetchall() == [("PRIMARY KEY",)]
+    assert con.execute(
+        "SELECT constraint_type FROM duckdb_constraints() WHERE table_name = 't' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchall() == [("PRIMARY KEY",)]
     con.close()
     assert not list(tmp_path.glob("*.compact*"))
     bad = tmp_path / "bad.duckdb"
@@ -374,7 +455,7 @@ def test_a_run_file_is_compacted_with_every_row_kept_and_a_file_it_cannot_read_i
     assert compact(bad) is False and bad.read_bytes() == b"not a DuckDB file"
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_play_workers_end_when_their_main_process_is_killed_outright(tmp_path):
     """SIGKILL gives the main process no chance to stop its workers: idle ones notice and end instead of holding
     their cores (and, on a GPU, their contexts) for good."""
@@ -383,6 +464,7 @@ def test_play_workers_end_when_their_main_process_is_killed_outright(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
+
     script = tmp_path / "main.py"
     script.write_text(f"""
 import sys, time
@@ -394,7 +476,7 @@ from collect.play import Players
 from collect.registry import all_runtimes
 if __name__ == "__main__":  # the workers are spawned: they import this file
     model = load_model(paths.AGENT_WEIGHTS)
-    artifacts = Artifacts({str(tmp_path / 'a')!r}, model.onnx_source())
+    artifacts = Artifacts({str(tmp_path / "a")!r}, model.onnx_source())
     runner = next(s for s in all_runtimes() if s.id == "ort-cpu-fp32").make(model, artifacts, 0)
     runner.prepare()
     with Players({{"ort-cpu-fp32": runner}}, 2, paths.AGENT_WEIGHTS, artifacts, 0) as players:
@@ -414,6 +496,7 @@ if __name__ == "__main__":  # the workers are spawned: they import this file
         except ProcessLookupError:
             return False
         return not Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+
     deadline = time.monotonic() + 20
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)

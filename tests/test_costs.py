@@ -1,4 +1,5 @@
 """What a decision costs (#14): the stored rows, what the pages derive from them, and the GPU-only parts."""
+
 import re
 
 import duckdb
@@ -20,20 +21,30 @@ def _no_cuda() -> str | None:
         import torch
     except ImportError:
         return "torch is not installed"
-    return None if torch.cuda.is_available() else "no CUDA GPU on this machine: kernels, energy and the copy floor " \
-                                                   "are measured only on a GPU"
+    return (
+        None
+        if torch.cuda.is_available()
+        else "no CUDA GPU on this machine: kernels, energy and the copy floor are measured only on a GPU"
+    )
 
 
 def test_a_cpu_run_stores_what_preparing_each_runtime_added_and_no_gpu_rows(quick_run):
     con = duckdb.connect(str(quick_run), read_only=True)
     available = {r for (r,) in con.execute("SELECT runtime_id FROM runtimes WHERE status = 'available'").fetchall()}
-    rss = dict(con.execute("SELECT runtime_id, value FROM resources WHERE kind = 'rss_increase' AND unit = 'bytes' "
-                           "AND method LIKE '/proc/self/statm%'").fetchall())
+    rss = dict(
+        con.execute(
+            "SELECT runtime_id, value FROM resources WHERE kind = 'rss_increase' AND unit = 'bytes' "
+            "AND method LIKE '/proc/self/statm%'"
+        ).fetchall()
+    )
     sizes = dict(con.execute("SELECT runtime_id, artifact_bytes FROM runtimes WHERE status = 'available'").fetchall())
-    prepared = dict(con.execute("SELECT runtime_id, prepare_seconds FROM runtimes WHERE status = 'available'")
-                    .fetchall())
-    gpu_rows = [con.execute(f"SELECT count(*) FROM {q}").fetchone()[0] for q in
-                ("kernels", "floors", "resources WHERE kind LIKE 'energy%' OR kind LIKE 'gpu_%'")]
+    prepared = dict(
+        con.execute("SELECT runtime_id, prepare_seconds FROM runtimes WHERE status = 'available'").fetchall()
+    )
+    gpu_rows = [
+        con.execute(f"SELECT count(*) FROM {q}").fetchone()[0]
+        for q in ("kernels", "floors", "resources WHERE kind LIKE 'energy%' OR kind LIKE 'gpu_%'")
+    ]
     con.close()
     assert available >= {"torch-cpu-fp32", "ort-cpu-fp32"} and set(rss) == available
     assert all(np.isfinite(v) for v in rss.values())
@@ -45,32 +56,40 @@ def test_a_cpu_run_stores_what_preparing_each_runtime_added_and_no_gpu_rows(quic
 
 
 def test_the_cpu_page_shows_memory_artifacts_and_says_why_no_gpu_costs(built_site):
-    for lang, note in (("en", "no runtime on this machine ran on a GPU"), ("zh-tw", "這台機器沒有任何執行環境在 GPU 上執行")):
+    for lang, note in (
+        ("en", "no runtime on this machine ran on a GPU"),
+        ("zh-tw", "這台機器沒有任何執行環境在 GPU 上執行"),
+    ):
         page = (built_site / lang / "hardware" / "ci-cpu" / "index.html").read_text()
-        section = re.search(r'<details class="part" id="part-costs">(.*?)<details class="part" id="part-not-run">',
-                            page, re.S).group(1)
+        section = re.search(
+            r'<details class="part" id="part-costs">(.*?)<details class="part" id="part-not-run">', page, re.S
+        ).group(1)
         assert note in section
         assert 'id="chart-breakdown"' not in page
         table = re.search(r"<table.*?</table>", section, re.S).group(0)
         rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]
-        assert len(rows) == 2                                  # torch-cpu-fp32 and ort-cpu-fp32
+        assert len(rows) == 2  # torch-cpu-fp32 and ort-cpu-fp32
         for row in rows:
             cells = re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)
-            assert re.fullmatch(r"\d+\.\d\d MB", cells[1]), cells      # artifact
-            assert re.fullmatch(r"\d+\.\d\d", cells[2]), cells          # preparation seconds
-            assert re.fullmatch(r"-?\d+ MiB", cells[4]), cells          # host memory added
+            assert re.fullmatch(r"\d+\.\d\d MB", cells[1]), cells  # artifact
+            assert re.fullmatch(r"\d+\.\d\d", cells[2]), cells  # preparation seconds
+            assert re.fullmatch(r"-?\d+ MiB", cells[4]), cells  # host memory added
 
 
 def test_the_h200_file_holds_every_cost_for_every_gpu_runtime_it_ran():
     con = duckdb.connect(str(H200), read_only=True)
     ran = {r for (r,) in con.execute("SELECT runtime_id FROM runtimes WHERE status = 'available'").fetchall()}
-    have = {kind: {r for (r,) in con.execute(q).fetchall()} for kind, q in {
-        "kernels": "SELECT DISTINCT runtime_id FROM kernels WHERE kind = 'kernel'",
-        "h2d": "SELECT DISTINCT runtime_id FROM kernels WHERE kind = 'memcpy_htod'",
-        "energy": "SELECT runtime_id FROM resources WHERE kind = 'energy_per_decision'",
-        "idle": "SELECT runtime_id FROM resources WHERE kind = 'idle_power'",
-        "gpu memory": "SELECT runtime_id FROM resources WHERE kind = 'gpu_memory_increase'",
-        "rss": "SELECT runtime_id FROM resources WHERE kind = 'rss_increase'"}.items()}
+    have = {
+        kind: {r for (r,) in con.execute(q).fetchall()}
+        for kind, q in {
+            "kernels": "SELECT DISTINCT runtime_id FROM kernels WHERE kind = 'kernel'",
+            "h2d": "SELECT DISTINCT runtime_id FROM kernels WHERE kind = 'memcpy_htod'",
+            "energy": "SELECT runtime_id FROM resources WHERE kind = 'energy_per_decision'",
+            "idle": "SELECT runtime_id FROM resources WHERE kind = 'idle_power'",
+            "gpu memory": "SELECT runtime_id FROM resources WHERE kind = 'gpu_memory_increase'",
+            "rss": "SELECT runtime_id FROM resources WHERE kind = 'rss_increase'",
+        }.items()
+    }
     floor = con.execute("SELECT count(*) FROM floors WHERE kind = 'copy'").fetchone()[0]
     con.close()
     assert len(ran) == 10 and all(v == ran for v in have.values()), have
@@ -92,7 +111,7 @@ def test_the_breakdown_adds_up_to_the_decision_and_the_tables_name_their_sources
         assert b["h2d"] + b["compute"] + b["d2h"] + b["host"] == pytest.approx(r.latency["p50"] * 1e3)
         assert 0 < b["compute"] < b["decision"]
     chart = breakdown_chart(res, t)
-    assert [s["line"]["dash"] for s in chart.figure["layout"]["shapes"]] == ["dot"]    # the copy floor
+    assert [s["line"]["dash"] for s in chart.figure["layout"]["shapes"]] == ["dot"]  # the copy floor
     assert len(chart.rows) == 10 and len(kernels_table(res, t)["rows"]) == 10
     table = resources_table(res, t)
     memory = [row[3] for row in table["rows"]]
@@ -105,6 +124,7 @@ def test_on_a_gpu_the_profiler_sees_the_kernels_and_the_floor_is_measured(fixed_
     from collect.artifacts import Artifacts
     from collect.model_input import load_model
     from collect.registry import all_runtimes
+
     model = load_model(paths.AGENT_WEIGHTS)
     spec = next(s for s in all_runtimes() if s.id == "torch-cuda-fp32-graph")
     runner = spec.make(model, Artifacts(tmp_path, model.onnx_source()), 0)

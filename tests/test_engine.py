@@ -2,6 +2,7 @@
 process, or in worker processes, play exactly the episodes that one game at a time through ``infer`` plays —
 the same actions, scores, shadow tallies and margins — and a runtime that fails in one slot fails only its own
 task. (On a GPU, benchmarks/play_throughput.py checks the same identity for the CUDA runtimes.)"""
+
 import os
 from dataclasses import asdict
 
@@ -34,11 +35,13 @@ def prepared(tmp_path_factory):
         r.close()
 
 
-TASKS = [Task("torch-cpu-fp32", ("ort-cpu-fp32", "nudged-cpu-fp32"), 1000, 120),
-         Task("nudged-cpu-fp32", ("torch-cpu-fp32",), 1001, 90, until_first_flip=True),
-         Task("torch-cpu-fp32", ("nudged-cpu-fp32",), 1002, 150),
-         Task("ort-cpu-fp32", (), 1003, 60),
-         Task("torch-cpu-fp32", ("ort-cpu-fp32", "nudged-cpu-fp32"), 1004, 100, until_first_flip=True)]
+TASKS = [
+    Task("torch-cpu-fp32", ("ort-cpu-fp32", "nudged-cpu-fp32"), 1000, 120),
+    Task("nudged-cpu-fp32", ("torch-cpu-fp32",), 1001, 90, until_first_flip=True),
+    Task("torch-cpu-fp32", ("nudged-cpu-fp32",), 1002, 150),
+    Task("ort-cpu-fp32", (), 1003, 60),
+    Task("torch-cpu-fp32", ("ort-cpu-fp32", "nudged-cpu-fp32"), 1004, 100, until_first_flip=True),
+]
 
 
 def _plain(result):
@@ -105,12 +108,20 @@ def test_a_runtime_that_fails_in_one_slot_fails_only_what_it_plays(prepared):
     runners, _ = prepared
     broken = Breaks(_nudged("broken-cpu-fp32"), runners["torch-cpu-fp32"], after=30)
     broken.prepare()
-    tasks = [Task("broken-cpu-fp32", (), 1000, 80), Task("torch-cpu-fp32", ("broken-cpu-fp32",), 1001, 80),
-             Task("torch-cpu-fp32", (), 1002, 40)]
+    tasks = [
+        Task("broken-cpu-fp32", (), 1000, 80),
+        Task("torch-cpu-fp32", ("broken-cpu-fp32",), 1001, 80),
+        Task("torch-cpu-fp32", (), 1002, 40),
+    ]
     envs = [make_eval_env() for _ in range(3)]
     try:
-        results = dict(play_tasks({**runners, "broken-cpu-fp32": broken, "gone-cpu-fp32": "could not prepare"},
-                                  envs, [*tasks, Task("gone-cpu-fp32", (), 1003, 10)]))
+        results = dict(
+            play_tasks(
+                {**runners, "broken-cpu-fp32": broken, "gone-cpu-fp32": "could not prepare"},
+                envs,
+                [*tasks, Task("gone-cpu-fp32", (), 1003, 10)],
+            )
+        )
     finally:
         for env in envs:
             env.close()
@@ -121,11 +132,12 @@ def test_a_runtime_that_fails_in_one_slot_fails_only_what_it_plays(prepared):
     assert results[3].runtime_id == "gone-cpu-fp32" and results[3].message == "could not prepare"
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_worker_processes_with_slots_play_the_same_games(prepared):
     runners, artifacts = prepared
-    tasks = [t for t in TASKS if "nudged-cpu-fp32" not in (t.driver, *t.shadows)] + \
-            [Task("ort-cpu-fp32", ("torch-cpu-fp32",), s, 70) for s in (1005, 1006, 1007)]
+    tasks = [t for t in TASKS if "nudged-cpu-fp32" not in (t.driver, *t.shadows)] + [
+        Task("ort-cpu-fp32", ("torch-cpu-fp32",), s, 70) for s in (1005, 1006, 1007)
+    ]
     expected = _one_at_a_time(runners, tasks)
     used = {"torch-cpu-fp32": runners["torch-cpu-fp32"], "ort-cpu-fp32": runners["ort-cpu-fp32"]}
     with Players(used, 2, paths.AGENT_WEIGHTS, artifacts, 0, slots=2) as players:
@@ -137,22 +149,25 @@ def test_worker_processes_with_slots_play_the_same_games(prepared):
     cores = sorted(os.sched_getaffinity(0))
     assert sorted(c for cpus in players.cpus for c in cpus) == cores if len(cores) >= 2 else players.cpus == [cores] * 2
     assert core_sets(2, gpu=True) == [None, None] and core_sets(1, gpu=False) == [None]
-    # where the time went (collect.play.timing): every game step of both processes counted, by the time of the last result
+    # where the time went (collect.play.timing): every game step of both processes counted, by the time of the last
+    # result
     assert set(times) == {0, 1, 2} and times[0]["waiting for results"][0] == len(tasks)
     assert sum(t["emulator step"][0] for p, t in times.items() if p) == sum(r[0].steps for _, r, _ in results)
-    assert sum(t["ort-cpu-fp32 fetch"][0] for p, t in times.items() if p) >= sum(r[0].steps for _, r, _ in results
-                                                                                 if r[0].steps)
+    assert sum(t["ort-cpu-fp32 fetch"][0] for p, t in times.items() if p) >= sum(
+        r[0].steps for _, r, _ in results if r[0].steps
+    )
 
 
 def test_progress_lines_wait_for_the_first_wave_of_games_before_estimating():
     from collect.progress import Lines
+
     now, said = [0.0], []
     ui = Lines(said.append, every=10, clock=lambda: now[0])
     with ui.phase("play", 100, in_flight=32) as tick:
         now[0] = 60
-        tick(1)    # one game of the first 32 in flight ended: 1/100 in 60 s says nothing about the rest
+        tick(1)  # one game of the first 32 in flight ended: 1/100 in 60 s says nothing about the rest
         now[0] = 75
-        tick(31)   # the first wave is in: 32 games in 75 s, so 68 more in about 160 s
+        tick(31)  # the first wave is in: 32 games in 75 s, so 68 more in about 160 s
     assert said[0] == "[1 min 00 s] play: 1/100, the first 32 in flight together"
     assert said[1] == "[1 min 15 s] play: 32/100, about 2 min 39 s left"
 
@@ -246,5 +261,8 @@ def test_a_runtime_whose_slots_cannot_be_made_plays_in_turn_and_the_others_still
     assert "concurrent decisions off for noslots-cpu-fp32" in capsys.readouterr().err
     assert [_plain(r) for _, r in ended] == expected
     # one slot only: the shared buffer is exact, so the runtime that could make its slots overlaps
-    assert set(open_slots({"noslots-cpu-fp32": broken, "good-cpu-fp32": good}, 1)) == {"noslots-cpu-fp32", "good-cpu-fp32"}
+    assert set(open_slots({"noslots-cpu-fp32": broken, "good-cpu-fp32": good}, 1)) == {
+        "noslots-cpu-fp32",
+        "good-cpu-fp32",
+    }
     assert good.overlap.startswith("on: 1 slots, overlapped")

@@ -1,5 +1,6 @@
 """Faults and bad input on every path a user can reach: runs cut short, one runtime only, damaged files,
 two runs at once, stop signals, labels in any script. Real collect runs, real DuckDB files, real pages."""
+
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ def _copy(src, dst, *sql):
     """A copy of a run file changed by ``sql`` into one collect could leave (its integrity record made again,
     as collect makes it when a session ends)."""
     from rtreport import integrity
+
     shutil.copyfile(src, dst)
     con = duckdb.connect(str(dst))
     for statement in sql:
@@ -59,6 +61,7 @@ def _page(site, lang="en", slug_="ci-cpu"):
 
 # -- 1. a failing build leaves the previous site as it was ---------------------------------------------
 
+
 def test_a_failing_build_leaves_the_previous_site_byte_identical(quick_run, tmp_path, monkeypatch):
     site = tmp_path / "site"
     assert _build(quick_run, "--out", site).exit_code == 0
@@ -67,14 +70,15 @@ def test_a_failing_build_leaves_the_previous_site_byte_identical(quick_run, tmp_
 
     def broken(*a, **k):
         raise RuntimeError("simulated template fault")
+
     monkeypatch.setattr(site_gen.render, "hardware_page", broken)
     result = _build(quick_run, "--out", site)
     _one_error_line(result, "simulated template fault")
     assert str(quick_run) in result.output and "unchanged" in result.output
     assert _tree(site) == before
-    assert [p.name for p in tmp_path.iterdir()] == ["site"]      # no temporary folder left behind
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]  # no temporary folder left behind
     monkeypatch.undo()
-    assert _build(quick_run, "--out", site).exit_code == 0        # and the next good build is not refused
+    assert _build(quick_run, "--out", site).exit_code == 0  # and the next good build is not refused
     assert site_gen.pages  # (imported for the monkeypatch target's module)
 
 
@@ -82,9 +86,12 @@ def test_a_bad_file_among_several_is_named_and_nothing_is_lost(quick_run, tmp_pa
     site = tmp_path / "site"
     assert _build(quick_run, "--out", site).exit_code == 0
     before = _tree(site)
-    bad = _copy(quick_run, tmp_path / "bad.duckdb",
-                "UPDATE latency SET seconds = 'nan'::DOUBLE WHERE runtime_id = 'ort-cpu-fp32' AND iteration < 3 "
-                "AND kind = 'decision' AND round = 0")
+    bad = _copy(
+        quick_run,
+        tmp_path / "bad.duckdb",
+        "UPDATE latency SET seconds = 'nan'::DOUBLE WHERE runtime_id = 'ort-cpu-fp32' AND iteration < 3 "
+        "AND kind = 'decision' AND round = 0",
+    )
     result = _build(quick_run, bad, "--out", site)
     _one_error_line(result, "bad.duckdb is refused")
     assert "table latency, runtime ort-cpu-fp32: 3 rows" in result.output
@@ -93,21 +100,33 @@ def test_a_bad_file_among_several_is_named_and_nothing_is_lost(quick_run, tmp_pa
 
 # -- 2. build reads whatever collect can leave behind ---------------------------------------------------
 
+
 @pytest.mark.parametrize("case", ["zero", "one", "running", "incomplete", "no-reference", "reference-failed"])
 def test_build_reads_any_file_collect_can_leave(quick_run, tmp_path, case):
     sql = {
-        "zero": ["DELETE FROM latency", "DELETE FROM state_q", "DELETE FROM episodes",
-                 "UPDATE runs SET status = 'incomplete', status_detail = 'stopped by SIGINT during prepare of "
-                 "torch-cpu-fp32'"],
-        "one": [f"DELETE FROM {t} WHERE runtime_id = 'ort-cpu-fp32'" for t in ("latency", "state_q", "episodes",
-                                                                            "runtimes")],
-        "running": ["UPDATE runs SET status = 'running', finished_at = NULL",
-                    "DELETE FROM episodes WHERE runtime_id = 'ort-cpu-fp32'"],
-        "incomplete": ["UPDATE runs SET status = 'incomplete', status_detail = 'stopped by SIGTERM during play of "
-                       "ort-cpu-fp32'", "DELETE FROM episodes WHERE runtime_id = 'ort-cpu-fp32' AND seed = 1001"],
+        "zero": [
+            "DELETE FROM latency",
+            "DELETE FROM state_q",
+            "DELETE FROM episodes",
+            "UPDATE runs SET status = 'incomplete', status_detail = 'stopped by SIGINT during prepare of "
+            "torch-cpu-fp32'",
+        ],
+        "one": [
+            f"DELETE FROM {t} WHERE runtime_id = 'ort-cpu-fp32'" for t in ("latency", "state_q", "episodes", "runtimes")
+        ],
+        "running": [
+            "UPDATE runs SET status = 'running', finished_at = NULL",
+            "DELETE FROM episodes WHERE runtime_id = 'ort-cpu-fp32'",
+        ],
+        "incomplete": [
+            "UPDATE runs SET status = 'incomplete', status_detail = 'stopped by SIGTERM during play of ort-cpu-fp32'",
+            "DELETE FROM episodes WHERE runtime_id = 'ort-cpu-fp32' AND seed = 1001",
+        ],
         "no-reference": ["UPDATE runs SET reference_runtime = NULL"],
-        "reference-failed": ["UPDATE runtimes SET status = 'failed', reason = 'play: RuntimeError: boom' "
-                             "WHERE runtime_id = 'torch-cpu-fp32'"],
+        "reference-failed": [
+            "UPDATE runtimes SET status = 'failed', reason = 'play: RuntimeError: boom' "
+            "WHERE runtime_id = 'torch-cpu-fp32'"
+        ],
     }[case]
     db = _copy(quick_run, tmp_path / f"{case}.duckdb", *sql)
     site = tmp_path / "site"
@@ -131,14 +150,20 @@ def test_build_reads_any_file_collect_can_leave(quick_run, tmp_path, case):
 
 # -- 3. raw rows are validated -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("value", ["'nan'::DOUBLE", "'inf'::DOUBLE", "-0.001"])
 def test_non_finite_or_negative_latency_is_refused_unless_allowed(quick_run, tmp_path, value):
-    db = _copy(quick_run, tmp_path / "lat.duckdb",
-               f"UPDATE latency SET seconds = {value} WHERE runtime_id = 'ort-cpu-fp32' AND kind = 'decision'")
+    db = _copy(
+        quick_run,
+        tmp_path / "lat.duckdb",
+        f"UPDATE latency SET seconds = {value} WHERE runtime_id = 'ort-cpu-fp32' AND kind = 'decision'",
+    )
     result = _build(db, "--out", tmp_path / "s")
     _one_error_line(result, "refused")
     con = duckdb.connect(str(db), read_only=True)
-    n = con.execute("SELECT count(*) FROM latency WHERE runtime_id = 'ort-cpu-fp32' AND kind = 'decision'").fetchone()[0]
+    n = con.execute("SELECT count(*) FROM latency WHERE runtime_id = 'ort-cpu-fp32' AND kind = 'decision'").fetchone()[
+        0
+    ]
     con.close()
     assert f"table latency, runtime ort-cpu-fp32: {n:,} rows latency not a finite, non-negative" in result.output
     assert not (tmp_path / "s").exists()
@@ -151,18 +176,22 @@ def test_non_finite_or_negative_latency_is_refused_unless_allowed(quick_run, tmp
 
 def test_other_row_checks(quick_run, tmp_path):
     cases = {
-        "UPDATE state_q SET q_values = [1.0, 2.0]::FLOAT[] WHERE state_index = 0 AND runtime_id = 'ort-cpu-fp32'":
-            "table state_q, runtime ort-cpu-fp32: 1 row Q-values not 4 finite numbers",
-        "UPDATE episodes SET score = 'nan'::DOUBLE WHERE runtime_id = 'torch-cpu-fp32' AND seed = 1000":
-            "table episodes, runtime torch-cpu-fp32: 1 row score not a finite number",
-        "UPDATE episodes SET seed = 77 WHERE runtime_id = 'torch-cpu-fp32' AND seed = 1000":
-            "1 row seed not in the run's pre-registered seeds",
+        "UPDATE state_q SET q_values = [1.0, 2.0]::FLOAT[] WHERE state_index = 0 AND runtime_id = 'ort-cpu-fp32'": (
+            "table state_q, runtime ort-cpu-fp32: 1 row Q-values not 4 finite numbers"
+        ),
+        "UPDATE episodes SET score = 'nan'::DOUBLE WHERE runtime_id = 'torch-cpu-fp32' AND seed = 1000": (
+            "table episodes, runtime torch-cpu-fp32: 1 row score not a finite number"
+        ),
+        "UPDATE episodes SET seed = 77 WHERE runtime_id = 'torch-cpu-fp32' AND seed = 1000": (
+            "1 row seed not in the run's pre-registered seeds"
+        ),
         # a file edited by hand: the table re-made without its key, then rows repeated
         "CREATE TABLE l2 AS SELECT * FROM latency; DROP TABLE latency; ALTER TABLE l2 RENAME TO latency; "
         "INSERT INTO latency SELECT * FROM latency WHERE runtime_id = 'torch-cpu-fp32' AND kind = 'decision' "
         "AND iteration < 2 AND round = 0": "table latency, runtime torch-cpu-fp32: 2 rows repeating a key",
-        "UPDATE episodes SET actions = [0, 1, 9]::UTINYINT[] WHERE runtime_id = 'ort-cpu-fp32' AND seed = 1001":
-            "table episodes, runtime ort-cpu-fp32: 1 row action trace not one action in 0–3 per step",
+        "UPDATE episodes SET actions = [0, 1, 9]::UTINYINT[] WHERE runtime_id = 'ort-cpu-fp32' AND seed = 1001": (
+            "table episodes, runtime ort-cpu-fp32: 1 row action trace not one action in 0–3 per step"
+        ),
     }
     for i, (sql, expected) in enumerate(cases.items()):
         db = _copy(quick_run, tmp_path / f"c{i}.duckdb", *sql.split("; "))
@@ -183,8 +212,12 @@ def test_damaged_files_get_one_line_each(quick_run, tmp_path):
 def test_the_same_run_twice_is_refused_and_a_shared_label_is_told_apart(quick_run, tmp_path):
     copy = _copy(quick_run, tmp_path / "copy.duckdb")
     _one_error_line(_build(quick_run, copy, "--out", tmp_path / "s"), "the same run")
-    other = _copy(quick_run, tmp_path / "other.duckdb", "UPDATE runs SET run_id = 'another'",
-                  *[f"UPDATE {t} SET run_id = 'another'" for t in ("runtimes", "latency", "state_q", "episodes")])
+    other = _copy(
+        quick_run,
+        tmp_path / "other.duckdb",
+        "UPDATE runs SET run_id = 'another'",
+        *[f"UPDATE {t} SET run_id = 'another'" for t in ("runtimes", "latency", "state_q", "episodes")],
+    )
     result = _build(quick_run, other, "--out", tmp_path / "s")
     assert result.exit_code == 0, result.output
     home = (tmp_path / "s" / "en" / "index.html").read_text()
@@ -197,9 +230,20 @@ def test_the_same_run_twice_is_refused_and_a_shared_label_is_told_apart(quick_ru
 
 # -- 4. collect writes atomically; two at once -----------------------------------------------------------
 
+
 def _collect_cmd(out, *extra):
-    return [sys.executable, "-m", "rtreport", "collect", "--quick", "--out", str(out),
-            "--artifacts", str(Path(out).parent / "artifacts"), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "rtreport",
+        "collect",
+        "--quick",
+        "--out",
+        str(out),
+        "--artifacts",
+        str(Path(out).parent / "artifacts"),
+        *extra,
+    ]
 
 
 def _run_status(db):
@@ -210,16 +254,23 @@ def _run_status(db):
         con.close()
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_two_collects_at_once_leave_one_valid_file_and_one_clear_line(quick_run, tmp_path):
     out = tmp_path / "same.duckdb"
-    shutil.copyfile(quick_run, out)   # an older run: --overwrite must not remove it before the new one is done
-    procs = [subprocess.Popen(_collect_cmd(out, "--overwrite", "--runtimes", "ort-cpu-fp32", "--label", f"r{i}"),
-                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for i in range(2)]
+    shutil.copyfile(quick_run, out)  # an older run: --overwrite must not remove it before the new one is done
+    procs = [
+        subprocess.Popen(
+            _collect_cmd(out, "--overwrite", "--runtimes", "ort-cpu-fp32", "--label", f"r{i}"),
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
     seen = set()
     while any(p.poll() is None for p in procs):
-        assert out.exists()          # never removed meanwhile
+        assert out.exists()  # never removed meanwhile
         seen.add(_run_status(out)[0] if out.exists() else None)
         time.sleep(0.2)
     results = [(p.returncode, p.stdout.read() + p.stderr.read()) for p in procs]
@@ -234,6 +285,7 @@ def test_two_collects_at_once_leave_one_valid_file_and_one_clear_line(quick_run,
 
 def test_overwrite_keeps_the_old_file_until_the_new_run_ends(tmp_path, monkeypatch):
     from collect import collect_command
+
     out = tmp_path / "o.duckdb"
     out.write_bytes(b"the old run")
     seen = {}
@@ -242,24 +294,40 @@ def test_overwrite_keeps_the_old_file_until_the_new_run_ends(tmp_path, monkeypat
     def run(self):
         seen["during"] = out.read_bytes()
         return real(self)
+
     monkeypatch.setattr(collect_command.Collector, "run", run)
-    code = collect_command.run_collect(CollectOptions(runtime_list="ort-cpu-fp32", out=out, overwrite=True, label="o",
-            artifacts=tmp_path / "a", quick=True, quiet=True))
+    code = collect_command.run_collect(
+        CollectOptions(
+            runtime_list="ort-cpu-fp32",
+            out=out,
+            overwrite=True,
+            label="o",
+            artifacts=tmp_path / "a",
+            quick=True,
+            quiet=True,
+        )
+    )
     assert code == 0 and seen["during"] == b"the old run" and _run_status(out)[0] == "complete"
 
 
 # -- 5. every stop signal leaves a truthful status ---------------------------------------------------------
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_leave_an_incomplete_run(tmp_path, sig):
     out = tmp_path / "sig.duckdb"
-    proc = subprocess.Popen(_collect_cmd(out, "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--label", "sig"),
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _collect_cmd(out, "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--label", "sig"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines = []
     for line in proc.stderr:
         lines.append(line)
-        if "latency round 2/3" in line:   # a first round is stored by now: stop it
+        if "latency round 2/3" in line:  # a first round is stored by now: stop it
             proc.send_signal(sig)
             break
     rest = proc.communicate(timeout=60)
@@ -268,8 +336,11 @@ def test_sigterm_and_sighup_leave_an_incomplete_run(tmp_path, sig):
     assert proc.returncode == 128 + sig, output
     assert "Traceback" not in output
     assert f"stopped by {name}" in output and "marked incomplete" in output
-    assert output.strip().splitlines()[-1].endswith(f"rtreport collect --resume {out} continues it; rtreport build "
-                                                    f"{tmp_path} publishes what is there")   # what to run next
+    assert (
+        output.strip()
+        .splitlines()[-1]
+        .endswith(f"rtreport collect --resume {out} continues it; rtreport build {tmp_path} publishes what is there")
+    )  # what to run next
     status, detail = _run_status(out)
     assert status == "incomplete" and detail.startswith(f"stopped by {name} during")
     con = duckdb.connect(str(out), read_only=True)
@@ -278,11 +349,16 @@ def test_sigterm_and_sighup_leave_an_incomplete_run(tmp_path, sig):
     assert not list(tmp_path.glob(".sig.duckdb*"))
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_killed_run_keeps_its_partial_file_and_builds_as_stopped_unexpectedly(tmp_path):
     out = tmp_path / "k.duckdb"
-    proc = subprocess.Popen(_collect_cmd(out, "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--label", "killed"),
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _collect_cmd(out, "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--label", "killed"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     for line in proc.stderr:
         if "batch sweep" in line:
             proc.kill()
@@ -294,12 +370,17 @@ def test_a_killed_run_keeps_its_partial_file_and_builds_as_stopped_unexpectedly(
     result = _build(partial, "--out", tmp_path / "s")
     assert result.exit_code == 0, result.output
     assert "stopped unexpectedly" in _page(tmp_path / "s", slug_="killed")
-    again = subprocess.run(_collect_cmd(out, "--runtimes", "ort-cpu-fp32", "--label", "killed"), cwd=tmp_path,
-                           capture_output=True, text=True)
+    again = subprocess.run(
+        _collect_cmd(out, "--runtimes", "ort-cpu-fp32", "--label", "killed"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert again.returncode == 0 and f"{partial} holds an earlier run" in again.stderr
 
 
 # -- 6. labels keep the user's text ------------------------------------------------------------------------
+
 
 def test_labels_in_any_script():
     assert check_label("  實驗室 ") == "實驗室"
@@ -314,13 +395,25 @@ def test_labels_in_any_script():
 def test_a_cjk_label_round_trips_to_the_pages(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     label = "實驗室 <RTX> & 4090"
-    result = CliRunner().invoke(main, ["collect", "--quick", "--quiet", "--runtimes", "ort-cpu-fp32",
-                                       "--label", label, "--artifacts", str(tmp_path / "a")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "collect",
+            "--quick",
+            "--quiet",
+            "--runtimes",
+            "ort-cpu-fp32",
+            "--label",
+            label,
+            "--artifacts",
+            str(tmp_path / "a"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     (db,) = (tmp_path / "data").glob("*.duckdb")
     assert db.name == f"{slug(label)}.duckdb"
     assert CliRunner().invoke(main, ["build"]).exit_code == 0
-    page = tmp_path / "site" / "zh-tw" / "hardware" / slug(label) / "index.html"   # the machine's answer
+    page = tmp_path / "site" / "zh-tw" / "hardware" / slug(label) / "index.html"  # the machine's answer
     html = page.read_text()
     assert re.search(r"<h1>實驗室 &lt;RTX&gt; &amp; 4090（[^<]*）：[^<]*</h1>", html)
     assert "實驗室 &lt;RTX&gt; &amp; 4090" in (tmp_path / "site" / "en" / "index.html").read_text()
@@ -328,12 +421,25 @@ def test_a_cjk_label_round_trips_to_the_pages(tmp_path, monkeypatch):
 
 # -- 7. the reference rule ------------------------------------------------------------------------------
 
+
 def test_collect_says_which_runtime_is_the_reference(tmp_path):
-    result = CliRunner().invoke(main, ["collect", "--quick", "--runtimes", "ort-cpu-fp32", "--out",
-                                       str(tmp_path / "o.duckdb"), "--artifacts", str(tmp_path / "a")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "collect",
+            "--quick",
+            "--runtimes",
+            "ort-cpu-fp32",
+            "--out",
+            str(tmp_path / "o.duckdb"),
+            "--artifacts",
+            str(tmp_path / "a"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "reference: ort-cpu-fp32, the only runtime measured here" in result.output
     from collect.collect_command import reference_notice
+
     note = reference_notice("ort-cpu-fp32", ["ort-cpu-fp32", "ort-cuda-fp32"], ["ort-cpu-fp32", "ort-cuda-fp32"], {})
     assert "instead of PyTorch FP32" in note and "torch-cpu-fp32 is not among --runtimes" in note
     assert "no verdicts" in reference_notice(None, ["ort-cuda-fp16"], ["ort-cuda-fp16"], {})
@@ -342,13 +448,15 @@ def test_collect_says_which_runtime_is_the_reference(tmp_path):
 def test_nothing_to_measure_is_one_line_and_no_file(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    result = CliRunner().invoke(main, ["collect", "--quick", "--runtimes", "torch-cuda-fp32",
-                                       "--out", str(tmp_path / "x.duckdb")])
+    result = CliRunner().invoke(
+        main, ["collect", "--quick", "--runtimes", "torch-cuda-fp32", "--out", str(tmp_path / "x.duckdb")]
+    )
     _one_error_line(result, "nothing to measure")
     assert list(tmp_path.iterdir()) == []
 
 
 # -- 8. paths are relative to where the command runs -------------------------------------------------------
+
 
 def test_build_reads_dot_data_and_writes_dot_site(quick_run, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -364,6 +472,7 @@ def test_build_reads_dot_data_and_writes_dot_site(quick_run, tmp_path, monkeypat
 
 # -- 9. unreadable model files ---------------------------------------------------------------------------
 
+
 def test_each_unreadable_model_kind_gets_its_own_line(tmp_path):
     torch.save(QNetwork(), tmp_path / "whole.pt")
     (tmp_path / "random.pt").write_bytes(os.urandom(2000))
@@ -372,12 +481,18 @@ def test_each_unreadable_model_kind_gets_its_own_line(tmp_path):
     good = (paths.AGENT_WEIGHTS).read_bytes()
     (tmp_path / "cut.pt").write_bytes(good[: len(good) // 2])
     (tmp_path / "zero.onnx").write_bytes(b"")
-    expected = {"whole.pt": "pickled collect.agent.network.QNetwork", "random.pt": "not a PyTorch checkpoint",
-                "zero.pt": "is empty (0 bytes)", "text.pt": "is a text file", "cut.pt": "damaged or truncated",
-                "zero.onnx": "is empty (0 bytes)"}
+    expected = {
+        "whole.pt": "pickled collect.agent.network.QNetwork",
+        "random.pt": "not a PyTorch checkpoint",
+        "zero.pt": "is empty (0 bytes)",
+        "text.pt": "is a text file",
+        "cut.pt": "damaged or truncated",
+        "zero.onnx": "is empty (0 bytes)",
+    }
     for name, text in expected.items():
-        result = CliRunner().invoke(main, ["collect", "--quiet", "--model", str(tmp_path / name),
-                                           "--out", str(tmp_path / "x.duckdb")])
+        result = CliRunner().invoke(
+            main, ["collect", "--quiet", "--model", str(tmp_path / name), "--out", str(tmp_path / "x.duckdb")]
+        )
         _one_error_line(result, text)
         assert name in result.output
         if name.endswith(".pt"):
@@ -386,33 +501,44 @@ def test_each_unreadable_model_kind_gets_its_own_line(tmp_path):
 
 # -- 10. the terminal --------------------------------------------------------------------------------------
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_piped_progress_is_plain_lines_and_quiet_is_silent(tmp_path):
     out = tmp_path / "p.duckdb"
-    loud = subprocess.run(_collect_cmd(out, "--runtimes", "ort-cpu-fp32"), cwd=tmp_path, capture_output=True,
-                          text=True)
+    loud = subprocess.run(_collect_cmd(out, "--runtimes", "ort-cpu-fp32"), cwd=tmp_path, capture_output=True, text=True)
     assert loud.returncode == 0, loud.stderr
     assert "A.L.E" not in loud.stderr and "Stella" not in loud.stderr
     phases = [line.split("] ", 1)[1] for line in loud.stderr.splitlines() if line.startswith("[")]
-    expected = ["ort-cpu-fp32: prepare", "ort-cpu-fp32: fixed states", "ort-cpu-fp32: batch sweep",
-                "ort-cpu-fp32: latency round 1/3", "ort-cpu-fp32: latency round 2/3",   # before play, one after
-                "play look 1: ort-cpu-fp32", "ort-cpu-fp32: latency round 3/3"]
+    expected = [
+        "ort-cpu-fp32: prepare",
+        "ort-cpu-fp32: fixed states",
+        "ort-cpu-fp32: batch sweep",
+        "ort-cpu-fp32: latency round 1/3",
+        "ort-cpu-fp32: latency round 2/3",  # before play, one after
+        "play look 1: ort-cpu-fp32",
+        "ort-cpu-fp32: latency round 3/3",
+    ]
     assert [p.split(": ", 2)[0] + ": " + p.split(": ", 2)[1] for p in phases] == expected, phases
-    quiet = subprocess.run(_collect_cmd(tmp_path / "q.duckdb", "--runtimes", "ort-cpu-fp32", "--quiet"),
-                           cwd=tmp_path, capture_output=True, text=True)
+    quiet = subprocess.run(
+        _collect_cmd(tmp_path / "q.duckdb", "--runtimes", "ort-cpu-fp32", "--quiet"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == "", quiet.stderr
 
 
 def test_the_summary_never_cuts_a_number_at_80_columns(quick_run):
     from collect.registry import all_runtimes
     from collect.summary import summary_lines
+
     con = duckdb.connect(str(quick_run), read_only=True)
     run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
     lines = summary_lines(con, run_id, "torch-cpu-fp32", [s.id for s in all_runtimes()], 80)
     con.close()
     assert all(len(line) <= 80 for line in lines), lines
     ort = next(line for line in lines if line.startswith("ort-cpu-fp32"))
-    assert ort.split()[3:5] == ["8/8", "100.00"] and "4.0 (2)" in ort   # every number whole
+    assert ort.split()[3:5] == ["8/8", "100.00"] and "4.0 (2)" in ort  # every number whole
     # the unavailable GPU runtimes are grouped: one entry per distinct reason, not one line per runtime
     flat = " ".join(line.strip() for line in lines)
     assert flat.count("no CUDA device visible") == 1 and "torch-cuda-fp32, torch-cuda-fp32-graph" in flat

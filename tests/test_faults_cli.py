@@ -1,5 +1,6 @@
 """No traceback and whole messages on the inputs a careless user tries; progress never silent for 30 s; the
 closing table's header inside 80 columns (issue #29, items 2 and 8)."""
+
 import threading
 import time
 
@@ -24,16 +25,21 @@ def test_build_into_the_current_folder_is_refused_with_one_line(tmp_path, monkey
     monkeypatch.chdir(tmp_path / "empty")
     for out in (".", ".."):
         line = _one_line(CliRunner().invoke(main, ["build", "../data", "--out", out]))
-        assert line == (f"Error: --out {out} is the folder you are in (or holds it), and a build replaces its --out "
-                        "folder as a whole; give a folder inside it, e.g. --out site")
+        assert line == (
+            f"Error: --out {out} is the folder you are in (or holds it), and a build replaces its --out "
+            "folder as a whole; give a folder inside it, e.g. --out site"
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "empty"]
 
 
 def test_data_being_a_file_is_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").write_text("a file, not a folder")
-    line = _one_line(CliRunner().invoke(main, ["collect", "--quick", "--runtimes", "ort-cpu-fp32",
-                                              "--artifacts", str(tmp_path / "a")]))
+    line = _one_line(
+        CliRunner().invoke(
+            main, ["collect", "--quick", "--runtimes", "ort-cpu-fp32", "--artifacts", str(tmp_path / "a")]
+        )
+    )
     assert line == "Error: ./data is a file; collect writes its run into a folder ./data: move the file, or give --out"
     line = _one_line(CliRunner().invoke(main, ["build"]))
     assert "data is not a DuckDB database file" in line
@@ -41,12 +47,14 @@ def test_data_being_a_file_is_one_line(tmp_path, monkeypatch):
 
 def test_a_wrong_shape_state_dict_message_is_whole(tmp_path):
     state = QNetwork(4).state_dict()
-    state["network.10.weight"] = torch.zeros(512, 6400)   # a first linear layer sized for 100x100 frames
+    state["network.10.weight"] = torch.zeros(512, 6400)  # a first linear layer sized for 100x100 frames
     path = tmp_path / "wide.pt"
     torch.save(state, path)
     line = _one_line(CliRunner().invoke(main, ["collect", "--model", str(path), "--out", str(tmp_path / "x.duckdb")]))
-    assert line.startswith(f"Error: {path} does not fit rtreport's Q-network (input (N, 4, 84, 84)): Error(s) in "
-                           "loading state_dict for QNetwork: size mismatch for network.10.weight:")
+    assert line.startswith(
+        f"Error: {path} does not fit rtreport's Q-network (input (N, 4, 84, 84)): Error(s) in "
+        "loading state_dict for QNetwork: size mismatch for network.10.weight:"
+    )
     assert "torch.Size([512, 6400])" in line and "torch.Size([512, 3136])" in line
 
 
@@ -54,6 +62,7 @@ def test_progress_lines_are_at_most_every_seconds_apart_in_a_silent_phase():
     """Play waiting on its first games gave no line for minutes: the watcher speaks for a phase that makes no
     progress it can count, and between phases."""
     from collect.progress import Lines
+
     said, when = [], []
     ui = Lines(lambda line: (said.append(line), when.append(time.monotonic())), every=0.2)
     ui.start()
@@ -68,13 +77,15 @@ def test_progress_lines_are_at_most_every_seconds_apart_in_a_silent_phase():
     assert any(line.endswith("still working (between phases)") for line in said), said
     gaps = [b - a for a, b in zip(when, when[1:])]
     assert max(gaps) < 0.2 + 0.1, gaps
-    assert not [t for t in threading.enumerate() if t.name == "progress-watch" and t.is_alive()
-                and (t.join(1) or t.is_alive())]
+    assert not [
+        t for t in threading.enumerate() if t.name == "progress-watch" and t.is_alive() and (t.join(1) or t.is_alive())
+    ]
 
 
 def test_the_summary_header_wraps_whole_within_the_width(quick_run):
     import duckdb
     from collect.summary import summary_lines
+
     con = duckdb.connect(str(quick_run), read_only=True)
     run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
     reference = "torch-cuda-fp16-compile-graph"

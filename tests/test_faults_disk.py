@@ -1,6 +1,7 @@
 """A full disk, a read-only folder, a killed run: one line naming the path and what is kept, a non-zero exit, the
 previous file untouched, and what was measured resumable by the name the user gave (issue #29, items 1 and 4).
 The full disk is a small tmpfs (CI runs as root); without the right to mount, these tests are skipped."""
+
 import os
 import subprocess
 from pathlib import Path
@@ -46,6 +47,7 @@ def disk(tmp_path):
             folder.mkdir()
             subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)], check=True)
             mounted.append(folder)
+
     mounted = []
     yield Disk
     for m in [*mounted, mnt]:
@@ -73,8 +75,9 @@ def test_a_full_disk_keeps_the_old_file_and_what_was_measured(disk, tmp_path, mo
     """Disk full as the latency rounds start (a commit fails) or as the run ends (its checkpoint fails, which
     DuckDB's close used to drop silently: 'wrote' and exit 0 with an empty file)."""
     from collect import rounds, store
+
     out = disk.path / "run.duckdb"
-    out.write_bytes(b"the previous run")   # --overwrite must leave it as it is
+    out.write_bytes(b"the previous run")  # --overwrite must leave it as it is
     before = out.read_bytes()
     target = {"latency": (rounds.Rounds, "take"), "close": (store.RunStore, "close")}[phase]
     real = getattr(*target)
@@ -82,9 +85,21 @@ def test_a_full_disk_keeps_the_old_file_and_what_was_measured(disk, tmp_path, mo
     def full_then(self, *a, **k):
         disk.fill()
         return real(self, *a, **k)
+
     monkeypatch.setattr(*target, full_then)
-    result = _collect("--quick", "--quiet", "--runtimes", "ort-cpu-fp32", "--out", out, "--overwrite",
-                      "--label", "full", "--artifacts", tmp_path / "a")
+    result = _collect(
+        "--quick",
+        "--quiet",
+        "--runtimes",
+        "ort-cpu-fp32",
+        "--out",
+        out,
+        "--overwrite",
+        "--label",
+        "full",
+        "--artifacts",
+        tmp_path / "a",
+    )
     assert result.exit_code == 4, result.output
     last = result.output.strip().splitlines()[-1]
     assert "Traceback" not in result.output and last.startswith("Error: cannot write ")
@@ -98,8 +113,8 @@ def test_a_full_disk_keeps_the_old_file_and_what_was_measured(disk, tmp_path, mo
         disk.free()
         again = _collect("--resume", out)
         assert again.exit_code == 0, again.output
-        assert _status(out)[1] == "complete"                                # the new run, resumed by --out's name
-        assert _hidden(disk.path) == []                                     # no partial, no log, no lock left
+        assert _status(out)[1] == "complete"  # the new run, resumed by --out's name
+        assert _hidden(disk.path) == []  # no partial, no log, no lock left
 
 
 def test_a_failing_start_on_a_full_disk_writes_nothing(disk, tmp_path):
@@ -120,8 +135,10 @@ def test_a_read_only_current_folder_is_one_line(disk, tmp_path, monkeypatch):
     monkeypatch.chdir(ro)
     result = _collect("--quick", "--runtimes", "ort-cpu-fp32", "--artifacts", tmp_path / "a")
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
-    assert result.output.strip() == ("Error: cannot create the folder ./data here: the file system is read-only "
-                                     "(EROFS); run rtreport collect in a folder you can write, or give --out")
+    assert result.output.strip() == (
+        "Error: cannot create the folder ./data here: the file system is read-only "
+        "(EROFS); run rtreport collect in a folder you can write, or give --out"
+    )
     result = _collect("--quick", "--runtimes", "ort-cpu-fp32", "--out", ro / "x.duckdb")
     assert result.exit_code == 2 and "is not writable" in result.output, result.output
 
@@ -145,8 +162,7 @@ def test_some_runtimes_failing_says_how_many_on_the_last_line(disk, tmp_path):
     out = tmp_path / "some.duckdb"
     result = _collect("--quick", "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--out", out, "--artifacts", ro / "a")
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1] == \
-        f"wrote {out}: 1 of 2 runtimes measured, 1 failed (listed above)"
+    assert result.output.strip().splitlines()[-1] == f"wrote {out}: 1 of 2 runtimes measured, 1 failed (listed above)"
 
 
 def test_an_onnx_model_no_runtime_here_runs_exits_3(tmp_path):
@@ -155,10 +171,12 @@ def test_an_onnx_model_no_runtime_here_runs_exits_3(tmp_path):
     from onnx import TensorProto, numpy_helper
 
     from collect import paths
+
     m = onnx.load(str(paths.AGENT_ONNX))
     for i, init in enumerate(m.graph.initializer):
-        m.graph.initializer[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype("float64"),
-                                                                init.name))
+        m.graph.initializer[i].CopyFrom(
+            numpy_helper.from_array(numpy_helper.to_array(init).astype("float64"), init.name)
+        )
     for n in m.graph.node:
         for a in n.attribute:
             if n.op_type == "Cast" and a.name == "to":
@@ -170,8 +188,9 @@ def test_an_onnx_model_no_runtime_here_runs_exits_3(tmp_path):
     model = tmp_path / "f64.onnx"
     onnx.save(m, str(model))
     out = tmp_path / "f64.duckdb"
-    result = _collect("--quick", "--model", model, "--runtimes", "ort-cpu-fp32", "--out", out,
-                      "--artifacts", tmp_path / "a")
+    result = _collect(
+        "--quick", "--model", model, "--runtimes", "ort-cpu-fp32", "--out", out, "--artifacts", tmp_path / "a"
+    )
     assert result.exit_code == 3, result.output
     last = result.output.strip().splitlines()[-1]
     assert last.startswith("Error: 0 of 1 runtime measured (ort-cpu-fp32: prepare: ") and "Conv" in last, last

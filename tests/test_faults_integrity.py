@@ -1,5 +1,6 @@
 """Integrity: a run records every table's row count and a checksum of its rows when its session ends; build and
 ``rtreport check`` find a file that no longer matches (issue #29, item 5)."""
+
 import shutil
 
 import duckdb
@@ -26,14 +27,18 @@ def test_a_finished_run_records_counts_and_checksums_and_checks_ok(quick_run):
     assert recorded["latency"] == latency > 0 and "runs" in recorded and "integrity" not in recorded
     result = CliRunner().invoke(main, ["check", str(quick_run)])
     assert result.exit_code == 0, result.output
-    assert result.output.strip() == f"{quick_run}: ci-cpu (complete): every table holds the rows recorded at the " \
-                                    "run's end"
+    assert (
+        result.output.strip() == f"{quick_run}: ci-cpu (complete): every table holds the rows recorded at the run's end"
+    )
 
 
-@pytest.mark.parametrize("sql, problem", [
-    ("DELETE FROM episodes WHERE seed = (SELECT min(seed) FROM episodes)", "table episodes holds "),
-    ("UPDATE latency SET seconds = seconds * 0.5 WHERE iteration = 7", "table latency holds "),
-])
+@pytest.mark.parametrize(
+    "sql, problem",
+    [
+        ("DELETE FROM episodes WHERE seed = (SELECT min(seed) FROM episodes)", "table episodes holds "),
+        ("UPDATE latency SET seconds = seconds * 0.5 WHERE iteration = 7", "table latency holds "),
+    ],
+)
 def test_a_file_edited_after_its_run_is_damaged(quick_run, tmp_path, sql, problem):
     bad = _edited(quick_run, tmp_path / "bad.duckdb", sql)
     result = CliRunner().invoke(main, ["check", str(bad)])
@@ -63,8 +68,11 @@ def test_files_made_before_checksums_say_so_and_are_not_damaged():
 def test_check_of_something_unreadable_is_one_line(tmp_path):
     (tmp_path / "x.duckdb").write_text("not a database")
     result = CliRunner().invoke(main, ["check", str(tmp_path / "x.duckdb")])
-    assert result.exit_code == 2 and result.output.strip() == \
-        f"Error: {tmp_path / 'x.duckdb'} is not a DuckDB database file (or its header is damaged)"
+    assert (
+        result.exit_code == 2
+        and result.output.strip()
+        == f"Error: {tmp_path / 'x.duckdb'} is not a DuckDB database file (or its header is damaged)"
+    )
 
 
 def test_the_large_tables_carry_no_index_and_a_repacked_file_keeps_every_row_and_checksum(quick_run, tmp_path):
@@ -77,38 +85,52 @@ def test_the_large_tables_carry_no_index_and_a_repacked_file_keeps_every_row_and
     from rtreport import schema
 
     con = duckdb.connect(str(quick_run), read_only=True)
-    keyed = {t for (t,) in con.execute("SELECT table_name FROM duckdb_constraints() "
-                                       "WHERE constraint_type = 'PRIMARY KEY'").fetchall()}
+    keyed = {
+        t
+        for (t,) in con.execute(
+            "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+        ).fetchall()
+    }
     counts = dict(con.execute("SELECT table_name, estimated_size FROM duckdb_tables()").fetchall())
     con.close()
     assert keyed.isdisjoint(schema.UNINDEXED) and {"episodes", "runs", "state_q", "integrity"} <= keyed
     # an older file: latency with its index, as files were written before
-    old = _edited(quick_run, tmp_path / "old.duckdb", "CREATE TABLE l2 (run_id VARCHAR, runtime_id VARCHAR, "
-                  "kind VARCHAR, batch_size INTEGER, round INTEGER, iteration INTEGER, seconds DOUBLE, PRIMARY KEY "
-                  "(run_id, runtime_id, kind, batch_size, round, iteration)); INSERT INTO l2 SELECT * FROM latency; "
-                  "DROP TABLE latency; ALTER TABLE l2 RENAME TO latency")
+    old = _edited(
+        quick_run,
+        tmp_path / "old.duckdb",
+        "CREATE TABLE l2 (run_id VARCHAR, runtime_id VARCHAR, "
+        "kind VARCHAR, batch_size INTEGER, round INTEGER, iteration INTEGER, seconds DOUBLE, PRIMARY KEY "
+        "(run_id, runtime_id, kind, batch_size, round, iteration)); INSERT INTO l2 SELECT * FROM latency; "
+        "DROP TABLE latency; ALTER TABLE l2 RENAME TO latency",
+    )
     tool = Path(__file__).resolve().parents[1] / "tools" / "repack_run.py"
     done = subprocess.run([sys.executable, str(tool), str(old)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "every table holds the rows recorded at the run's end" in done.stdout
     con = duckdb.connect(str(old), read_only=True)
     assert dict(con.execute("SELECT table_name, estimated_size FROM duckdb_tables()").fetchall()) == counts
-    assert not con.execute("SELECT * FROM duckdb_constraints() WHERE table_name = 'latency' AND "
-                           "constraint_type = 'PRIMARY KEY'").fetchall()
+    assert not con.execute(
+        "SELECT * FROM duckdb_constraints() WHERE table_name = 'latency' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchall()
     con.close()
     result = CliRunner().invoke(main, ["check", str(old)])
     assert result.exit_code == 0 and "every table holds the rows recorded" in result.output, result.output
     # a repeated flip is refused when the file is read, as a repeated latency sample is
-    dup = _edited(quick_run, tmp_path / "dup.duckdb",
-                  "INSERT INTO flips VALUES ('x', 'ort-cpu-fp32', 1000, 5, 0, 1, 0.1, 0.1), "
-                  "('x', 'ort-cpu-fp32', 1000, 5, 0, 1, 0.1, 0.1)")
+    dup = _edited(
+        quick_run,
+        tmp_path / "dup.duckdb",
+        "INSERT INTO flips VALUES ('x', 'ort-cpu-fp32', 1000, 5, 0, 1, 0.1, 0.1), "
+        "('x', 'ort-cpu-fp32', 1000, 5, 0, 1, 0.1, 0.1)",
+    )
     con = duckdb.connect(str(dup))
     run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
     con.execute("UPDATE flips SET run_id = ? WHERE run_id = 'x'", [run_id])
     con.close()
     from site_gen import validate
+
     con = duckdb.connect(str(dup), read_only=True)
     found = [str(p) for p in validate.problems(con, run_id, 4, [1000])]
     con.close()
-    assert "table flips, runtime ort-cpu-fp32: 1 row repeating a key (runtime_id, seed, step) already present" \
-        in found, found
+    assert (
+        "table flips, runtime ort-cpu-fp32: 1 row repeating a key (runtime_id, seed, step) already present" in found
+    ), found

@@ -1,5 +1,6 @@
 """The output folder keeps what the user put there; one comparability statement per compare page; the home page
 says which runs are incomplete or stopped (issue #29, items 6 and 7)."""
+
 import shutil
 
 import duckdb
@@ -24,7 +25,7 @@ def test_a_rebuild_keeps_files_rtreport_did_not_write(quick_run, tmp_path):
     assert (site / "CNAME").read_text() == "rt.example.org\n" and (site / "extra" / "notes.txt").read_text() == "mine"
     assert f"note: kept 2 files in {site} that rtreport did not write: CNAME, extra/notes.txt" in result.output
     assert "CNAME" not in (site / ".rtreport-manifest").read_text().splitlines()
-    (site / ".rtreport-manifest").unlink()   # a site built before manifests: top-level files not its own are kept
+    (site / ".rtreport-manifest").unlink()  # a site built before manifests: top-level files not its own are kept
     assert _build(quick_run, "--out", site).exit_code == 0 and (site / "CNAME").exists()
     assert (site / "extra" / "notes.txt").exists()
 
@@ -35,8 +36,10 @@ def test_one_comparability_statement_and_incomplete_runs_on_the_home_page(quick_
     con = duckdb.connect(str(other))
     for table in ("runs", "runtimes", "latency", "state_q", "episodes"):
         con.execute(f"UPDATE {table} SET run_id = 'other'")
-    con.execute("UPDATE runs SET label = 'other machine', model_sha256 = repeat('f', 64), status = 'incomplete', "
-                "status_detail = 'stopped by SIGTERM during play of ort-cpu-fp32'")
+    con.execute(
+        "UPDATE runs SET label = 'other machine', model_sha256 = repeat('f', 64), status = 'incomplete', "
+        "status_detail = 'stopped by SIGTERM during play of ort-cpu-fp32'"
+    )
     integrity.record(con, "other")
     con.close()
     site = tmp_path / "s"
@@ -53,6 +56,8 @@ def test_one_comparability_statement_and_incomplete_runs_on_the_home_page(quick_
     assert "這不是完整的執行" in home_zh
     alike = _build(quick_run, "--out", tmp_path / "t")
     assert alike.exit_code == 0
-    assert "The same model and protocol on every machine." in (tmp_path / "t" / "en" / "compare" / "index.html"
-                                                                ).read_text()
+    assert (
+        "The same model and protocol on every machine."
+        in (tmp_path / "t" / "en" / "compare" / "index.html").read_text()
+    )
     assert "Not a complete run" not in (tmp_path / "t" / "en" / "index.html").read_text()

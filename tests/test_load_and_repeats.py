@@ -2,6 +2,7 @@
 CPU time other processes used during the round (not the 1-min load average, which counts this run's own waiting
 threads), and a plain collect takes its own repeats in fresh processes after the run, so that every file it makes
 holds the three independent measurements the speed gate needs."""
+
 import json
 import os
 import signal
@@ -25,10 +26,10 @@ def test_load_is_what_other_processes_used_during_the_round():
     # accounts for 0.99 of it, and other processes used 1 % of the CPU during the round: not loaded
     after_look = {"host_load": 1.87, "host_load_own": 0.99, "cpu_busy": 1.0, "cpu_busy_own": 0.99}
     assert host_load.foreign_share(after_look) == pytest.approx(0.01) and not host_load.loaded(after_look)
-    busy = {**after_look, "cpu_busy_own": 0.6}   # a neighbour took 40 % of the cores' time
+    busy = {**after_look, "cpu_busy_own": 0.6}  # a neighbour took 40 % of the cores' time
     assert host_load.loaded(busy) and host_load.reason(busy) == "other processes used 40% of the CPU during the round"
     assert host_load.foreign_share({"cpu_busy": None}) is None and not host_load.loaded({})
-    assert host_load.foreign_share({"cpu_busy": 0.5, "cpu_busy_own": 0.52}) == 0.0   # tick rounding: never < 0
+    assert host_load.foreign_share({"cpu_busy": 0.5, "cpu_busy_own": 0.52}) == 0.0  # tick rounding: never < 0
 
 
 class _Host:
@@ -43,8 +44,14 @@ class _Host:
     def finish(self, reading):
         self.calls += 1
         own = 0.4 if self.calls <= self.loaded else 0.98
-        return {"host_load": 1.9, "host_load_own": 1.0, "cpu_busy": 1.0, "cpu_busy_own": own, "cpu_mhz": None,
-                "boot": "b"}
+        return {
+            "host_load": 1.9,
+            "host_load_own": 1.0,
+            "cpu_busy": 1.0,
+            "cpu_busy_own": own,
+            "cpu_mhz": None,
+            "boot": "b",
+        }
 
 
 class _Runner:
@@ -65,17 +72,18 @@ def test_a_loaded_round_is_measured_again_and_the_attempt_kept(tmp_path, loaded,
     store = _store(tmp_path)
     states = np.zeros((2, 4, 84, 84), dtype=np.uint8)
     host = _Host(loaded)
-    rounds.measure_round(store, "x", _Runner(), 0, 0, states, 2, 50, host, 0, "before-play", 0, retakes=retakes,
-                         pause=0.0)
+    rounds.measure_round(
+        store, "x", _Runner(), 0, 0, states, 2, 50, host, 0, "before-play", 0, retakes=retakes, pause=0.0
+    )
     attempts = min(loaded, retakes)
     kept = store.con.execute("SELECT attempt, conditions, len(seconds) FROM retaken ORDER BY attempt").fetchall()
     assert [a for a, _, _ in kept] == list(range(attempts)) and all(n == 50 for *_, n in kept)
-    assert all(host_load.loaded(json.loads(c)) for _, c, _ in kept)        # each superseded attempt ran loaded
+    assert all(host_load.loaded(json.loads(c)) for _, c, _ in kept)  # each superseded attempt ran loaded
     (conditions,) = store.con.execute("SELECT conditions FROM rounds").fetchone()
     c = json.loads(conditions)
     assert c.get("retakes", 0) == attempts and host_load.loaded(c) is kept_loaded
     assert bool(c.get("flagged")) is kept_loaded
-    assert store.con.execute("SELECT count(*) FROM latency").fetchone() == (50,)   # only the attempt that counts
+    assert store.con.execute("SELECT count(*) FROM latency").fetchone() == (50,)  # only the attempt that counts
     store.close()
 
 
@@ -84,11 +92,17 @@ def test_the_page_counts_rounds_measured_again_and_still_loaded(tmp_path):
     from site_gen.load import RunRows, RuntimeRows
 
     rt = RuntimeRows("x", 0, "X", "t", "cpu", "fp32", "", "available", None, None, None)
-    rt.round_info = [{"round": 0, "conditions": {"retakes": 1, "cpu_busy": 1.0, "cpu_busy_own": 0.97}},
-                     {"round": 1, "conditions": {"retakes": 2, "cpu_busy": 1.0, "cpu_busy_own": 0.5}},
-                     {"round": 2, "conditions": {"cpu_busy": 1.0, "cpu_busy_own": 0.99}}]
-    run = RunRows(tmp_path / "r.duckdb", {"run_id": "r", "settings": {"retakes": 2}}, [rt],
-                  retaken=[("x", 0, 0), ("x", 1, 0), ("x", 1, 1)])
+    rt.round_info = [
+        {"round": 0, "conditions": {"retakes": 1, "cpu_busy": 1.0, "cpu_busy_own": 0.97}},
+        {"round": 1, "conditions": {"retakes": 2, "cpu_busy": 1.0, "cpu_busy_own": 0.5}},
+        {"round": 2, "conditions": {"cpu_busy": 1.0, "cpu_busy_own": 0.99}},
+    ]
+    run = RunRows(
+        tmp_path / "r.duckdb",
+        {"run_id": "r", "settings": {"retakes": 2}},
+        [rt],
+        retaken=[("x", 0, 0), ("x", 1, 0), ("x", 1, 1)],
+    )
     assert load_summary(run) == {"rounds": 3, "retaken": 2, "loaded": 1, "retaking": True, "retakes": 2}
     older = RunRows(tmp_path / "r.duckdb", {"run_id": "r", "settings": {}}, [rt])
     assert load_summary(older)["retaking"] is False
@@ -100,8 +114,10 @@ def _run_file(folder, repeats=2, status="complete", have=0):
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE runs (status VARCHAR, settings JSON)")
     con.execute("CREATE TABLE repeats (repeat INTEGER)")
-    con.execute("INSERT INTO runs VALUES (?, ?)", [status, json.dumps({"repeats": repeats, "repeat_rounds": 1,
-                                                                       "repeat_pause_s": 0})])
+    con.execute(
+        "INSERT INTO runs VALUES (?, ?)",
+        [status, json.dumps({"repeats": repeats, "repeat_rounds": 1, "repeat_pause_s": 0})],
+    )
     for k in range(have):
         con.execute("INSERT INTO repeats VALUES (?)", [k + 1])
     con.close()
@@ -111,7 +127,7 @@ def _run_file(folder, repeats=2, status="complete", have=0):
 def test_a_run_owes_its_repeats_until_the_file_holds_them(tmp_path):
     assert after_run.owed(_run_file(tmp_path / "a")) == (2, 0)
     assert after_run.owed(_run_file(tmp_path / "b", have=2)) == (2, 2)
-    assert after_run.owed(_run_file(tmp_path / "c", status="incomplete")) == (0, 0)   # no repeat of a cut run
+    assert after_run.owed(_run_file(tmp_path / "c", status="incomplete")) == (0, 0)  # no repeat of a cut run
 
 
 def test_each_repeat_is_a_fresh_process_and_a_failed_one_stops_the_rest(tmp_path, monkeypatch):
@@ -131,11 +147,12 @@ def test_each_repeat_is_a_fresh_process_and_a_failed_one_stops_the_rest(tmp_path
 
     monkeypatch.setattr(subprocess, "Popen", Child)
     said = []
-    options = SimpleNamespace(cuda_index=0, model_path=None, artifacts=tmp_path / "a", allow_mixed_onnxruntime=False,
-                              quiet=True)
+    options = SimpleNamespace(
+        cuda_index=0, model_path=None, artifacts=tmp_path / "a", allow_mixed_onnxruntime=False, quiet=True
+    )
     assert after_run.take(path, options, said.append) == 3
     assert [cmd[cmd.index("--repeat") + 1] for cmd, _ in started] == [str(path)] * 2
-    assert all(cmd[0] == sys.executable and new for cmd, new in started)   # a fresh interpreter, its own session
+    assert all(cmd[0] == sys.executable and new for cmd, new in started)  # a fresh interpreter, its own session
     assert "--rounds" in started[0][0] and started[0][0][started[0][0].index("--rounds") + 1] == "1"
     assert "a repeat ended with exit code 3" in said[-1] and "rtreport collect --resume" in said[-1]
 
@@ -145,9 +162,11 @@ def test_a_stop_signal_during_a_repeat_reaches_it_and_ends_the_rest(tmp_path):
     further repeat starts."""
     path = _run_file(tmp_path / "run")
     marker = tmp_path / "got"
-    child = (f"import signal, sys, time, pathlib\n"
-             f"signal.signal(signal.SIGTERM, lambda *a: (pathlib.Path({str(marker)!r}).write_text('term'), "
-             f"sys.exit(143)))\ntime.sleep(30)\n")
+    child = (
+        f"import signal, sys, time, pathlib\n"
+        f"signal.signal(signal.SIGTERM, lambda *a: (pathlib.Path({str(marker)!r}).write_text('term'), "
+        f"sys.exit(143)))\ntime.sleep(30)\n"
+    )
     script = tmp_path / "parent.py"
     script.write_text(
         "import sys, subprocess\n"
@@ -155,9 +174,14 @@ def test_a_stop_signal_during_a_repeat_reaches_it_and_ends_the_rest(tmp_path):
         "from pathlib import Path\n"
         "from collect import after_run\n"
         f"after_run.command = lambda path, rounds, options: [sys.executable, '-c', {child!r}]\n"
-        "o = SimpleNamespace(cuda_index=0, model_path=None, artifacts=None, allow_mixed_onnxruntime=False, quiet=True)\n"
-        f"sys.exit(after_run.take(Path({str(path)!r}), o, lambda line: print(line, flush=True)))\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+        "o = SimpleNamespace(cuda_index=0, model_path=None, artifacts=None, allow_mixed_onnxruntime=False,"
+        " quiet=True)\n"
+        f"sys.exit(after_run.take(Path({str(path)!r}), o, lambda line: print(line, flush=True)))\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]),
+    }
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
     time.sleep(2.5)
     parent.send_signal(signal.SIGTERM)
@@ -166,7 +190,7 @@ def test_a_stop_signal_during_a_repeat_reaches_it_and_ends_the_rest(tmp_path):
     assert out.count("in a fresh process") == 1 and "keeps the complete run and 0 of its 2 repeats" in out
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_a_run_made_without_repeats_takes_them_on_resume_and_leaves_opt_in_runtimes_out(tmp_path):
     """``--repeats 0`` leaves the speed gate unconfirmed; ``--resume --repeats 1`` takes the one now owed, in a fresh
     process, of the runtimes the run measured: the opt-in ones a plain run left out stay out."""
@@ -175,20 +199,38 @@ def test_a_run_made_without_repeats_takes_them_on_resume_and_leaves_opt_in_runti
     from rtreport_cli.main import main
 
     out = tmp_path / "r.duckdb"
-    result = CliRunner().invoke(main, ["collect", "--quick", "--out", str(out), "--label", "r", "--repeats", "0",
-                                       "--artifacts", str(tmp_path / "a"), "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "collect",
+            "--quick",
+            "--out",
+            str(out),
+            "--label",
+            "r",
+            "--repeats",
+            "0",
+            "--artifacts",
+            str(tmp_path / "a"),
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert after_run.owed(out) == (0, 0)
-    result = CliRunner().invoke(main, ["collect", "--resume", str(out), "--repeats", "1", "--artifacts",
-                                       str(tmp_path / "a"), "--quiet"])
+    result = CliRunner().invoke(
+        main, ["collect", "--resume", str(out), "--repeats", "1", "--artifacts", str(tmp_path / "a"), "--quiet"]
+    )
     assert result.exit_code == 0, result.output
     con = duckdb.connect(str(out), read_only=True)
     try:
         assert con.execute("SELECT repeat FROM repeats").fetchall() == [(1,)]
         measured = {r for (r,) in con.execute("SELECT DISTINCT runtime_id FROM repeat_state_q").fetchall()}
         assert measured == {"torch-cpu-fp32", "ort-cpu-fp32"}
-        left_out = dict(con.execute("SELECT runtime_id, status FROM runtimes WHERE runtime_id LIKE '%int8%' "
-                                    "OR runtime_id LIKE 'openvino%'").fetchall())
+        left_out = dict(
+            con.execute(
+                "SELECT runtime_id, status FROM runtimes WHERE runtime_id LIKE '%int8%' OR runtime_id LIKE 'openvino%'"
+            ).fetchall()
+        )
         assert left_out and set(left_out.values()) == {"unavailable"}
     finally:
         con.close()

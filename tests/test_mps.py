@@ -6,6 +6,7 @@ the real one does, to test what the daemon wrapper asks and how it reads the ans
 become its clients was measured on the H200 (docs/measurements.md §7). What must hold everywhere: without the control
 program, or when a CUDA client through it fails, play goes on as plain processes with the same episodes, and the
 pool says why."""
+
 import json
 import os
 import stat
@@ -79,9 +80,12 @@ def test_a_daemon_that_does_not_start_or_cannot_serve_cuda_says_why(tmp_path, mo
     assert "cmd=quit" in log.read_text()
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
-def test_play_asked_to_use_mps_with_cpu_runtimes_plays_the_same_games_and_says_why_not(prepared, tmp_path,  # noqa: F811
-                                                                                        monkeypatch):
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
+def test_play_asked_to_use_mps_with_cpu_runtimes_plays_the_same_games_and_says_why_not(
+    prepared,  # noqa: F811  (test_engine's fixture, imported above)
+    tmp_path,
+    monkeypatch,
+):
     runners, artifacts = prepared
     exe, log = _stand_in(tmp_path)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
@@ -101,8 +105,20 @@ def test_play_asked_to_use_mps_with_cpu_runtimes_plays_the_same_games_and_says_w
 
 def test_play_mps_where_no_gpu_runtime_plays_is_recorded_as_off_with_why(tmp_path):
     out = tmp_path / "run.duckdb"
-    result = CliRunner().invoke(main, ["collect", "--quick", "--runtimes", "torch-cpu-fp32", "--out", str(out),
-                                       "--play-mps", "--artifacts", str(tmp_path / "a")])
+    result = CliRunner().invoke(
+        main,
+        [
+            "collect",
+            "--quick",
+            "--runtimes",
+            "torch-cpu-fp32",
+            "--out",
+            str(out),
+            "--play-mps",
+            "--artifacts",
+            str(tmp_path / "a"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "play: MPS off: no GPU runtime plays" in result.output
     con = duckdb.connect(str(out), read_only=True)

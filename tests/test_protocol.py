@@ -1,5 +1,6 @@
 """The one game protocol: training's vector env and evaluation's gymnasium env see the same pixels,
 and an episode on a fixed seed repeats exactly."""
+
 import numpy as np
 import pytest
 
@@ -80,12 +81,17 @@ def test_greedy_ties_go_to_the_lowest_index():
 @pytest.mark.parametrize("seed", [1000])
 def test_an_episode_on_a_fixed_seed_repeats_exactly(shipped_model, seed):
     from collect.agent.shipped import torch_q_function
+
     q = torch_q_function(shipped_model)
     first = protocol.play_episode(q, seed)
     second = protocol.play_episode(q, seed)
     assert first.steps > 100
-    assert (first.score, first.steps, first.truncated, first.actions) == \
-           (second.score, second.steps, second.truncated, second.actions)
+    assert (first.score, first.steps, first.truncated, first.actions) == (
+        second.score,
+        second.steps,
+        second.truncated,
+        second.actions,
+    )
 
 
 def _same_game(a, b, seed: int, choose, steps: int = 20_000) -> tuple[int, bool, bool]:

@@ -1,6 +1,7 @@
 """Provenance that is true (#27 item 7): both ONNX Runtime distributions installed is refused in one line (or,
 allowed, recorded and shown); a plugin runtime's package, version and files' hash; the code hash and a dirty
 checkout said plainly on the machine page."""
+
 import importlib.metadata
 import json
 
@@ -33,13 +34,25 @@ def test_collect_refuses_both_onnxruntime_distributions_in_one_line(monkeypatch,
 
 def test_allowed_it_is_recorded_in_the_environment(monkeypatch, tmp_path):
     _mixed(monkeypatch)
-    result = CliRunner().invoke(main, ["collect", "--quick", "--allow-mixed-onnxruntime", "--model",
-                                       str(tmp_path / "none.pt"), "--out", str(tmp_path / "x.duckdb")])
-    assert "both installed" not in result.output          # past the check: the next error is the missing model
+    result = CliRunner().invoke(
+        main,
+        [
+            "collect",
+            "--quick",
+            "--allow-mixed-onnxruntime",
+            "--model",
+            str(tmp_path / "none.pt"),
+            "--out",
+            str(tmp_path / "x.duckdb"),
+        ],
+    )
+    assert "both installed" not in result.output  # past the check: the next error is the missing model
     env = provenance.environment()
     assert env["onnxruntime"] == "1.30.0" and env["onnxruntime-gpu"] == "1.31.1"
-    assert "1.30.0" in env[provenance.MIXED_ONNXRUNTIME] and "--allow-mixed-onnxruntime" in env[
-        provenance.MIXED_ONNXRUNTIME]
+    assert (
+        "1.30.0" in env[provenance.MIXED_ONNXRUNTIME]
+        and "--allow-mixed-onnxruntime" in env[provenance.MIXED_ONNXRUNTIME]
+    )
 
 
 def test_the_machine_page_says_so_and_says_dirty_plainly():
@@ -47,11 +60,15 @@ def test_the_machine_page_says_so_and_says_dirty_plainly():
     for lang in ("en", "zh-tw"):
         t = Translator(lang)
         said = provenance_banners(run, t)
-        assert said == [t("mixed_onnxruntime_banner", cpu="1.30.0", gpu="1.31.1"),
-                        t("dirty_banner", version="b4b494f5767b-dirty", hash="30d4ad5cc576")]
-    assert provenance_banners({"environment": {"onnxruntime": "1.32.0"}, "code_version": "b4b494f5767b"},
-                              Translator("en")) == []
-    for run in load_runs(list(COMMITTED_RUNS)):      # the committed files: as their environment says
+        assert said == [
+            t("mixed_onnxruntime_banner", cpu="1.30.0", gpu="1.31.1"),
+            t("dirty_banner", version="b4b494f5767b-dirty", hash="30d4ad5cc576"),
+        ]
+    assert (
+        provenance_banners({"environment": {"onnxruntime": "1.32.0"}, "code_version": "b4b494f5767b"}, Translator("en"))
+        == []
+    )
+    for run in load_runs(list(COMMITTED_RUNS)):  # the committed files: as their environment says
         env, said = run.run.get("environment") or {}, provenance_banners(run.run, Translator("en"))
         assert any("onnxruntime-gpu" in s for s in said) == bool(env.get("onnxruntime") and env.get("onnxruntime-gpu"))
         assert any("uncommitted" in s for s in said) == str(run.run.get("code_version")).endswith("-dirty")
@@ -71,7 +88,7 @@ def test_a_plugin_package_is_named_with_its_version_and_files_hash(tmp_path):
     name, version, sha = packages.package_of(ep)
     assert (name, version) == ("tinypkg", "2.3") and len(sha) == 64
     (site / "tinypkg" / "__init__.py").write_text("RUNTIMES = []  # changed\n")
-    assert packages.package_of(ep)[2] != sha          # its code changed: so does the hash
+    assert packages.package_of(ep)[2] != sha  # its code changed: so does the hash
     assert json.dumps(packages.package_of(ep))
 
 
@@ -80,14 +97,14 @@ def test_a_source_stamp_names_the_clean_commit_only_for_the_code_it_was_made_fro
     the running code hashes the same, and is ignored (git's word stands) when it does not."""
     stamp = tmp_path / provenance.SOURCE_STAMP
     monkeypatch.setattr(provenance, "_describe", lambda root: "2c06e2d50d35-dirty")
-    assert provenance.code_version(tmp_path) == "2c06e2d50d35-dirty"          # no stamp
+    assert provenance.code_version(tmp_path) == "2c06e2d50d35-dirty"  # no stamp
     stamp.write_text(json.dumps({"commit": "8b708c4" + "0" * 33, "code_hash": provenance.code_hash()}))
     assert provenance.code_version(tmp_path) == "8b708c400000"
     stamp.write_text(json.dumps({"commit": "8b708c4" + "0" * 33, "code_hash": "other code"}))
     assert provenance.code_version(tmp_path) == "2c06e2d50d35-dirty"
     stamp.write_text("not json")
     assert provenance.code_version(tmp_path) == "2c06e2d50d35-dirty"
-    monkeypatch.setattr(provenance, "_describe", lambda root: "abc123")        # a clean checkout: git's word
+    monkeypatch.setattr(provenance, "_describe", lambda root: "abc123")  # a clean checkout: git's word
     assert provenance.code_version(tmp_path) == "abc123"
 
 
@@ -97,6 +114,7 @@ def test_no_stamp_for_a_dirty_tree(tmp_path):
     import pytest
 
     from rtreport.errors import UserError
+
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "a.txt").write_text("1")
     for args in (["add", "a.txt"], ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "a"]):

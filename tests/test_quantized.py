@@ -1,4 +1,5 @@
 """The INT8 and OpenVINO runtimes, for real on the CPU: calibration that cannot leak, and a quick collect of each."""
+
 import hashlib
 import json
 
@@ -11,7 +12,7 @@ from collect import calibration
 from collect.agent.shipped import load_seeds, torch_q_function
 from rtreport_cli.main import main
 
-pytestmark = pytest.mark.slow   # real collects end to end: python -m pytest -m slow (CI runs them)
+pytestmark = pytest.mark.slow  # real collects end to end: python -m pytest -m slow (CI runs them)
 
 NEW = ["ort-cpu-int8", "openvino-cpu-fp32", "openvino-cpu-int8"]
 SMALL = calibration.CalibrationPlan(seeds=(20000,), states_per_game=48, max_steps=240)  # a quick run's set
@@ -31,8 +32,9 @@ def test_calibration_states_are_none_of_the_fixed_states(shipped_model, fixed_st
     fixed = {s.tobytes() for s in fixed_states}
     assert not any(s.tobytes() in fixed for s in states)
     # a state that is also a fixed state is left out
-    again, dropped = calibration.harvest(torch_q_function(shipped_model), SMALL, np.concatenate([fixed_states,
-                                                                                                 states[5:6]]))
+    again, dropped = calibration.harvest(
+        torch_q_function(shipped_model), SMALL, np.concatenate([fixed_states, states[5:6]])
+    )
     assert dropped == 1 and len(again) == 47 and not any((s == states[5]).all() for s in again)
 
 
@@ -41,9 +43,22 @@ def quantized_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("quantized") / "q.duckdb"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(calibration, "PLAN", SMALL)
-        result = CliRunner().invoke(main, ["collect", "--quick", "--quiet", "--out", str(out), "--label", "q",
-                                           "--artifacts", str(out.parent / "artifacts"),
-                                           "--runtimes", ",".join(["torch-cpu-fp32", *NEW, "ort-cuda-int8"])])
+        result = CliRunner().invoke(
+            main,
+            [
+                "collect",
+                "--quick",
+                "--quiet",
+                "--out",
+                str(out),
+                "--label",
+                "q",
+                "--artifacts",
+                str(out.parent / "artifacts"),
+                "--runtimes",
+                ",".join(["torch-cpu-fp32", *NEW, "ort-cuda-int8"]),
+            ],
+        )
     assert result.exit_code == 0, result.output
     con = duckdb.connect(str(out), read_only=True)
     yield con, out.parent / "artifacts"
@@ -52,15 +67,20 @@ def quantized_run(tmp_path_factory):
 
 def test_each_new_runtime_prepares_decides_and_plays(quantized_run):
     con, _ = quantized_run
-    rows = {r[0]: r[1:] for r in con.execute("SELECT runtime_id, status, precision, artifact_bytes, prepare_seconds "
-                                             "FROM runtimes").fetchall()}
+    rows = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "SELECT runtime_id, status, precision, artifact_bytes, prepare_seconds FROM runtimes"
+        ).fetchall()
+    }
     assert set(rows) == {"torch-cpu-fp32", *NEW, "ort-cuda-int8"}  # --runtimes chose exactly these
     for rid in NEW:
         status, precision, size, seconds = rows[rid]
         assert status == "available" and precision == rid.rsplit("-", 1)[1] and size > 1_000_000 and seconds > 0
         states = con.execute("SELECT count(*) FROM state_q WHERE runtime_id = ?", [rid]).fetchone()[0]
-        decisions = con.execute("SELECT count(*) FROM latency WHERE runtime_id = ? AND kind = 'decision'",
-                                [rid]).fetchone()[0]
+        decisions = con.execute(
+            "SELECT count(*) FROM latency WHERE runtime_id = ? AND kind = 'decision'", [rid]
+        ).fetchone()[0]
         games = con.execute("SELECT count(*) FROM episodes WHERE runtime_id = ?", [rid]).fetchone()[0]
         assert (states, decisions, games) == (8, 3 * 300, 2)
     assert rows["openvino-cpu-fp32"][2] > 3 * rows["openvino-cpu-int8"][2]  # INT8 weights: a quarter of the bytes
@@ -70,8 +90,12 @@ def test_each_new_runtime_prepares_decides_and_plays(quantized_run):
 
 def test_quantized_runtimes_share_one_recorded_calibration_set(quantized_run):
     con, artifacts = quantized_run
-    details = {rid: json.loads(d) for rid, d in con.execute(
-        "SELECT runtime_id, details FROM runtimes WHERE precision = 'int8' AND status = 'available'").fetchall()}
+    details = {
+        rid: json.loads(d)
+        for rid, d in con.execute(
+            "SELECT runtime_id, details FROM runtimes WHERE precision = 'int8' AND status = 'available'"
+        ).fetchall()
+    }
     assert set(details) == {"ort-cpu-int8", "openvino-cpu-int8"}
     sets = [d["quantization"]["calibration"] for d in details.values()]
     assert sets[0]["sha256"] == sets[1]["sha256"]

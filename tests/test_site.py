@@ -1,9 +1,9 @@
 """`rtreport build`: determinism, bad input, hostile strings, translations."""
+
 import html
 import json
 import re
 import shutil
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -13,7 +13,6 @@ from conftest import COMMITTED_RUNS
 from rtreport import integrity
 from rtreport_cli.main import main
 from site_gen.i18n import LANGUAGES, catalog
-
 
 
 def _tree(folder):
@@ -38,7 +37,7 @@ def test_every_page_exists_in_both_languages_with_lang_and_a_switcher(built_site
             assert f'<html lang="{tag}">' in html
             for other_code, other_tag, _ in LANGUAGES:
                 if other_code == code:
-                    continue   # the switcher names the other language and leads to the same page in it
+                    continue  # the switcher names the other language and leads to the same page in it
                 link = re.search(rf'<a class="switcher"[^>]*hreflang="{other_tag}"[^>]*href="([^"]+)"', html)
                 assert link, (code, page)
                 target = (built_site / code / page).parent / link.group(1)
@@ -111,6 +110,7 @@ def test_charts_carry_their_data_table_and_csv(built_site):
 
 # -- bad input ------------------------------------------------------------------------------------
 
+
 def _bad_build(args, expected):
     result = CliRunner().invoke(main, ["build", *args])
     assert result.exit_code == 2, result.output
@@ -153,8 +153,10 @@ def test_incomplete_run_gets_a_labelled_partial_page(quick_run, tmp_path):
     con = duckdb.connect(str(partial))
     con.execute("UPDATE runs SET status = 'incomplete', status_detail = 'interrupted (Ctrl-C) during play'")
     # Three seeds were planned; both runtimes played only two: the play gate lacks data.
-    con.execute("UPDATE runs SET profile = 'full', settings = json_merge_patch(settings, "
-                "'{\"seeds\": [1000, 1001, 1002], \"looks\": [3]}')")
+    con.execute(
+        "UPDATE runs SET profile = 'full', settings = json_merge_patch(settings, "
+        '\'{"seeds": [1000, 1001, 1002], "looks": [3]}\')'
+    )
     integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])  # sealed as collect would
     con.close()
     out = tmp_path / "s"
@@ -162,7 +164,7 @@ def test_incomplete_run_gets_a_labelled_partial_page(quick_run, tmp_path):
     en = (out / "en" / "hardware" / "ci-cpu" / "index.html").read_text()
     zh = (out / "zh-tw" / "hardware" / "ci-cpu" / "index.html").read_text()
     assert "Partial results" in en and "interrupted (Ctrl-C) during play" in en and "部分結果" in zh
-    assert "no games paired with the reference" in en   # a seed short of the look: no play verdict
+    assert "no games paired with the reference" in en  # a seed short of the look: no play verdict
 
 
 def test_hostile_strings_are_escaped_everywhere(quick_run, tmp_path):
@@ -207,9 +209,9 @@ def test_each_runtime_keeps_one_distinct_colour_in_every_chart():
         charts += 1
         for trace in chart.figure["data"]:
             colour = trace["marker"]["color"]
-            if isinstance(colour, list):       # one row per runtime
+            if isinstance(colour, list):  # one row per runtime
                 pairs = zip(trace["y"], colour)
-            else:                              # one trace per runtime (its name may be wrapped or suffixed)
+            else:  # one trace per runtime (its name may be wrapped or suffixed)
                 pairs = [(trace.get("name", "").split(" — ")[0].replace(",<br>", ", "), colour)]
             for name, c in pairs:
                 assert name in titles, (make.__name__, name)
@@ -228,8 +230,9 @@ def test_each_runtimes_tf32_state_is_shown_in_the_readers_language():
     assert tf32_text(off, en) == "off (matmul off, cuDNN off)"
     assert tf32_text({"tf32": "on", "switches": {"matmul": True, "cudnn": False}}, en) == "on (matmul on, cuDNN off)"
     assert tf32_text({"tf32": "off", "switches": {"use_tf32": "0"}}, zh) == "關閉（use_tf32=0）"
-    assert tf32_text({"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}, en) == \
-        "off (BuilderFlag.TF32=cleared)"
+    assert (
+        tf32_text({"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}, en) == "off (BuilderFlag.TF32=cleared)"
+    )
     assert tf32_text({"tf32": "not-applicable"}, zh) == "不適用（CPU）"
     assert tf32_text({"tf32": "by-types"}, zh) == zh("tf32_typed")
     assert tf32_text({"tf32": "default"}, zh) == zh("tf32_default")
@@ -240,21 +243,92 @@ def test_each_runtimes_tf32_state_is_shown_in_the_readers_language():
 
 ALLOWED_LATIN = {  # what stays Latin on a zh-TW page; rtreport's own words are Chinese (docs/zh-tw-glossary.md)
     # product, library and hardware names
-    "PyTorch", "ONNX", "Runtime", "TensorRT", "TensorRT-RTX", "RTX", "CUDA", "cuDNN", "NVIDIA", "AMD", "EPYC", "H200",
-    "A100", "Laptop", "OpenVINO", "NNCF", "DuckDB", "NVML", "CUPTI", "Python", "PyPI", "rtreport", "rliable", "asv",
-    "onnxruntime", "openvino", "nncf", "Atari", "Breakout",
+    "PyTorch",
+    "ONNX",
+    "Runtime",
+    "TensorRT",
+    "TensorRT-RTX",
+    "RTX",
+    "CUDA",
+    "cuDNN",
+    "NVIDIA",
+    "AMD",
+    "EPYC",
+    "H200",
+    "A100",
+    "Laptop",
+    "OpenVINO",
+    "NNCF",
+    "DuckDB",
+    "NVML",
+    "CUPTI",
+    "Python",
+    "PyPI",
+    "rtreport",
+    "rliable",
+    "asv",
+    "onnxruntime",
+    "openvino",
+    "nncf",
+    "Atari",
+    "Breakout",
     # abbreviations and statistics' names
-    "CPU", "GPU", "FP32", "FP16", "TF32", "INT8", "QDQ", "PTQ", "EP", "IQM", "CSV", "JSON", "SHA-256", "UTC", "SM",
-    "Q", "P10", "P50", "P90", "P95", "P99", "MPS",
+    "CPU",
+    "GPU",
+    "FP32",
+    "FP16",
+    "TF32",
+    "INT8",
+    "QDQ",
+    "PTQ",
+    "EP",
+    "IQM",
+    "CSV",
+    "JSON",
+    "SHA-256",
+    "UTC",
+    "SM",
+    "Q",
+    "P10",
+    "P50",
+    "P90",
+    "P95",
+    "P99",
+    "MPS",
     # engineering terms Taiwanese engineers say in English (docs/zh-tw-glossary.md)
     "eager",
     # units
-    "MB", "MiB", "KB", "B", "MHz", "mJ", "W", "C",
+    "MB",
+    "MiB",
+    "KB",
+    "B",
+    "MHz",
+    "mJ",
+    "W",
+    "C",
     # library switches and file names (runtime titles' own words are said in Chinese: i18n.TITLE_PHRASES)
-    "torch.compile", "matmul", "use_tf32", "gates.toml", "model.pt",
+    "torch.compile",
+    "matmul",
+    "use_tf32",
+    "gates.toml",
+    "model.pt",
     # the game's action names, people cited, the language switcher
-    "NOOP", "FIRE", "RIGHT", "LEFT", "O", "Brien", "Lan", "DeMets", "Fleming", "Jennison", "Turnbull", "Bonferroni",
-    "Welch", "Student", "t", "G",   # G: the number of independent measurements in a formula
+    "NOOP",
+    "FIRE",
+    "RIGHT",
+    "LEFT",
+    "O",
+    "Brien",
+    "Lan",
+    "DeMets",
+    "Fleming",
+    "Jennison",
+    "Turnbull",
+    "Bonferroni",
+    "Welch",
+    "Student",
+    "t",
+    "G",  # G: the number of independent measurements in a formula
     "English",
 }
 
@@ -263,15 +337,25 @@ def _zh_latin_words(site):
     found = {}
     for page in (site / "zh-tw").rglob("index.html"):
         s = page.read_text()
-        for pattern in (r"<head>.*?</head>", r"<script.*?</script>", r"<code>.*?</code>", r'<dl class="facts">.*?</dl>',
-                        r'<details class="raw">.*?</details>'):
-            s = re.sub(pattern, " ", s, flags=re.S)   # code, provenance values and raw library messages are data
+        for pattern in (
+            r"<head>.*?</head>",
+            r"<script.*?</script>",
+            r"<code>.*?</code>",
+            r'<dl class="facts">.*?</dl>',
+            r'<details class="raw">.*?</details>',
+        ):
+            s = re.sub(pattern, " ", s, flags=re.S)  # code, provenance values and raw library messages are data
         text = html.unescape(re.sub(r"<[^>]+>", " ", s)).replace("TensorRT for RTX", "TensorRT-RTX")  # a product name
-        text = re.sub(r"\b(Linux|Windows|macOS|Darwin)-\S+|--[a-z][a-z-]*", " ", text)  # and command-line options    # an OS as the machine reports it
+        text = re.sub(
+            r"\b(Linux|Windows|macOS|Darwin)-\S+|--[a-z][a-z-]*", " ", text
+        )  # and command-line options    # an OS as the machine reports it
         for word in re.findall(r"[A-Za-z][A-Za-z0-9_.+\-]*", text):
-            if (word in ALLOWED_LATIN or re.fullmatch(r"(torch|ort|trt|trtrtx|ort-trt|ort-trtrtx)-[a-z0-9-]+", word)
-                    or re.fullmatch(r"e[+-]\d+|[0-9a-f]{8,}|cu\d+|cpu|[a-z0-9-]+-[a-z0-9-]+(\.duckdb)?", word)):
-                continue      # runtime ids, exponents, hashes, build tags, machine labels
+            if (
+                word in ALLOWED_LATIN
+                or re.fullmatch(r"(torch|ort|trt|trtrtx|ort-trt|ort-trtrtx)-[a-z0-9-]+", word)
+                or re.fullmatch(r"e[+-]\d+|[0-9a-f]{8,}|cu\d+|cpu|[a-z0-9-]+-[a-z0-9-]+(\.duckdb)?", word)
+            ):
+                continue  # runtime ids, exponents, hashes, build tags, machine labels
             found.setdefault(word, page.relative_to(site).as_posix())
     return found
 
@@ -285,7 +369,7 @@ def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(published_site)
     site = published_site
     assets = site / "assets"
     bundles = list(assets.glob("plotly-rtreport-*.min.js"))
-    assert len(bundles) == 1 and bundles[0].stat().st_size < 1_200_000      # core + bar, not the full 4.8 MB
+    assert len(bundles) == 1 and bundles[0].stat().st_size < 1_200_000  # core + bar, not the full 4.8 MB
     for page in site.rglob("index.html"):
         text = page.read_text()
         total = page.stat().st_size + (assets / "site.css").stat().st_size + (assets / "favicon.svg").stat().st_size
@@ -298,6 +382,7 @@ def test_every_chart_page_weighs_at_most_1_5_mb_with_its_scripts(published_site)
 
 def test_web_conventions_with_a_base_url(quick_run, tmp_path):
     import xml.etree.ElementTree as ET
+
     site = tmp_path / "s"
     base = "https://example.org/rt/"
     result = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(site), "--base-url", base[:-1]])
@@ -316,13 +401,17 @@ def test_web_conventions_with_a_base_url(quick_run, tmp_path):
         for prop in ("og:title", "og:description", "og:url", "og:type", "og:locale"):
             assert f'property="{prop}"' in html_text, (rel, prop)
         assert 'rel="icon"' in html_text and "gates.toml" in html_text or "method" not in rel
-    urls = [u.text for u in ET.parse(site / "sitemap.xml").getroot().iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")]
+    urls = [
+        u.text
+        for u in ET.parse(site / "sitemap.xml").getroot().iter("{http://www.sitemaps.org/schemas/sitemap/0.9}loc")
+    ]
     assert f"{base}zh-tw/index.html" in urls and f"{base}en/hardware/ci-cpu/index.html" in urls
     assert (site / "robots.txt").read_text() == f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n"
     feed = ET.parse(site / "feed.xml").getroot()
     entries = feed.findall("{http://www.w3.org/2005/Atom}entry")
-    assert sorted(e.find("{http://www.w3.org/2005/Atom}link").get("href") for e in entries) == \
-        [f"{base}{code}/hardware/ci-cpu/index.html" for code in ("en", "zh-tw")]   # one entry per language
+    assert sorted(e.find("{http://www.w3.org/2005/Atom}link").get("href") for e in entries) == [
+        f"{base}{code}/hardware/ci-cpu/index.html" for code in ("en", "zh-tw")
+    ]  # one entry per language
     bad = CliRunner().invoke(main, ["build", str(quick_run), "--out", str(tmp_path / "t"), "--base-url", "example.org"])
     assert bad.exit_code == 2 and "--base-url must be an http(s) URL" in bad.output
 
@@ -330,7 +419,7 @@ def test_web_conventions_with_a_base_url(quick_run, tmp_path):
 def test_without_a_base_url_no_relative_hreflang_or_canonical(built_site):
     for page in built_site.rglob("index.html"):
         text = page.read_text()
-        assert 'rel="canonical"' not in text and "hreflang=\"x-default\"" not in text
+        assert 'rel="canonical"' not in text and 'hreflang="x-default"' not in text
         assert '<link rel="alternate" hreflang' not in text
 
 
@@ -340,15 +429,16 @@ def test_the_overview_says_how_many_seeds_each_run_played(quick_run, published_s
     site = published_site
     text = html.unescape(re.sub(r"\s+", " ", (site / "en" / "index.html").read_text()))
     played = {}
-    for path in (quick_run, *COMMITTED_RUNS[2:]):   # each machine's answer (the CPU machine's newest run)
+    for path in (quick_run, *COMMITTED_RUNS[2:]):  # each machine's answer (the CPU machine's newest run)
         con = duckdb.connect(str(path), read_only=True)
         label, ref, seeds = con.execute("SELECT label, reference_runtime, settings FROM runs").fetchone()
         n = con.execute("SELECT count(*) FROM episodes WHERE runtime_id = ?", [ref]).fetchone()[0]
         con.close()
         played[label] = (n, len(json.loads(seeds)["seeds"]))
-    said = {}                  # runs with the same workload share one line, their labels listed in its brackets
-    for n, listed, whose in re.findall(r"([\d,]+) of ([\d,]+) pre-registered seeds played, ε = 0\.01 \((.+?)\)</dd>",
-                                       text):
+    said = {}  # runs with the same workload share one line, their labels listed in its brackets
+    for n, listed, whose in re.findall(
+        r"([\d,]+) of ([\d,]+) pre-registered seeds played, ε = 0\.01 \((.+?)\)</dd>", text
+    ):
         said[(int(n.replace(",", "")), int(listed.replace(",", "")))] = whose
     assert len(said) == len(set(played.values())), said
     for label, workload in played.items():
@@ -360,6 +450,7 @@ def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_differ
     page says 'every one of the 900–1,200 games', never 'at least 900 of 900' (what it said on the H200 file)."""
     from types import SimpleNamespace as NS
     from site_gen.findings import fixed_states_vs_play
+
     said, calls = {}, []
 
     def t(key, **kw):
@@ -368,14 +459,25 @@ def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_differ
         return key
 
     def runtime(title, episodes):
-        return NS(rows=NS(title=title), agreement={"same_actions": 60, "states": 60},
-                  shadow={"flips": episodes * 3, "episodes_with_flip": episodes, "episodes": episodes,
-                          "first_flip_steps": [20, 30], "pairs": {(3, 0): 5, (0, 3): 1}})
-    res = NS(runtimes=[runtime("A", 900), runtime("B", 1200)],
-             rows=NS(run={"protocol": {"action_meanings": ["NOOP", "FIRE", "RIGHT", "LEFT"]}}))
+        return NS(
+            rows=NS(title=title),
+            agreement={"same_actions": 60, "states": 60},
+            shadow={
+                "flips": episodes * 3,
+                "episodes_with_flip": episodes,
+                "episodes": episodes,
+                "first_flip_steps": [20, 30],
+                "pairs": {(3, 0): 5, (0, 3): 1},
+            },
+        )
+
+    res = NS(
+        runtimes=[runtime("A", 900), runtime("B", 1200)],
+        rows=NS(run={"protocol": {"action_meanings": ["NOOP", "FIRE", "RIGHT", "LEFT"]}}),
+    )
     fixed_states_vs_play(res, t)
     assert said["key"] == "find_story_every" and said["episodes"] == "900–1,200"
-    assert ("flips_mostly", {"pair": "LEFT→NOOP", "share": "83 %"}) in calls   # 5 of 6 flips: "mostly"
+    assert ("flips_mostly", {"pair": "LEFT→NOOP", "share": "83 %"}) in calls  # 5 of 6 flips: "mostly"
     res.runtimes[1].shadow["episodes_with_flip"] = 1100
     fixed_states_vs_play(res, t)
     assert said["key"] == "find_story" and said["games"] == "900" and said["episodes"] == "900–1,200"
@@ -383,12 +485,18 @@ def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_differ
 
 def test_a_share_that_is_not_all_is_never_shown_as_100_percent():
     from site_gen.wording import pct
+
     assert pct(181294 / 181295, 2) == "99.999 %" and pct(1.0, 2) == "100.00 %"
     assert pct(1e-7, 2) == "0.00001 %" and pct(0.0, 2) == "0.00 %" and pct(0.99312, 2) == "99.31 %"
 
 
-@pytest.mark.parametrize("lang,labels", [("en", ["Use", "Speed", "Same actions", "Play", "Decision"]),
-                                         ("zh-tw", ["建議", "速度", "動作一致", "實戰", "正式決定"])])
+@pytest.mark.parametrize(
+    "lang,labels",
+    [
+        ("en", ["Use", "Speed", "Same actions", "Play", "Decision"]),
+        ("zh-tw", ["建議", "速度", "動作一致", "實戰", "正式決定"]),
+    ],
+)
 def test_a_machine_page_opens_with_the_studys_summary_lines(published_site, lang, labels):
     """The H200 page's answer, as the study ends: which runtime, how much faster with its interval, whether it picks
     the reference's actions, whether it plays as well (a mean difference and its interval against the margin), the
@@ -398,4 +506,4 @@ def test_a_machine_page_opens_with_the_studys_summary_lines(published_site, lang
     found = re.findall(r"<dt>(.*?)</dt>", summary)
     assert found[:5] == labels, found
     play = re.findall(r"<dd>(.*?)</dd>", summary)[3]
-    assert re.search(r"[−-]\d+\.\d\d", play) and ("margin" in play or "容許界線" in play)   # a mean, against the margin
+    assert re.search(r"[−-]\d+\.\d\d", play) and ("margin" in play or "容許界線" in play)  # a mean, against the margin

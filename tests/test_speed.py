@@ -1,10 +1,10 @@
 """Speed claims with the latency round as the unit: intervals that a drifting round widens, verdicts that follow
 the interval, a recommendation that compares the top two directly, one statistic per headline, and repeats."""
+
 from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +34,15 @@ def _runtime(rid: str, position: int, levels_ms, seed: int, sd: float = 0.05, bo
     rt = RuntimeRows(rid, position, rid, "test", "cpu", "fp32", "", "available", None, None, None)
     rt.rounds = [m * 1e-3 * np.exp(rng.normal(0, sd, 2000)) for m in levels_ms]
     rt.round_ids = list(range(len(levels_ms)))
-    rt.round_info = [{"round": r, "position": 0, "started_at": None,
-                      "conditions": {} if boots is None else {"boot": boots[r], "repeat": _repeat(boots, r)}}
-                     for r in rt.round_ids]
+    rt.round_info = [
+        {
+            "round": r,
+            "position": 0,
+            "started_at": None,
+            "conditions": {} if boots is None else {"boot": boots[r], "repeat": _repeat(boots, r)},
+        }
+        for r in rt.round_ids
+    ]
     rt.decision_seconds = np.concatenate(rt.rounds)
     return rt
 
@@ -54,9 +60,17 @@ def _on_boots(levels_per_boot) -> tuple[list, list]:
 
 
 def _run(*runtimes) -> RunRows:
-    return RunRows(Path("synthetic.duckdb"), {"run_id": "r", "label": "synthetic", "status": "complete",
-                                               "reference_runtime": runtimes[0].runtime_id, "settings": {}},
-                   list(runtimes))
+    return RunRows(
+        Path("synthetic.duckdb"),
+        {
+            "run_id": "r",
+            "label": "synthetic",
+            "status": "complete",
+            "reference_runtime": runtimes[0].runtime_id,
+            "settings": {},
+        },
+        list(runtimes),
+    )
 
 
 def test_one_drifting_round_widens_the_interval_and_does_not_set_the_value():
@@ -67,9 +81,9 @@ def test_one_drifting_round_widens_the_interval_and_does_not_set_the_value():
     drift = analyse(_run(_runtime("ref", 0, [0.35, 0.76, 0.35], 1), _runtime("c", 1, cand, 2)), GATES)
     value, low, high = drift.runtime("c").ratio
     s_value, s_low, s_high = steady.runtime("c").ratio
-    assert s_low <= 0.08 / 0.35 <= s_high and s_high / s_low < 1.05          # steady rounds: a narrow interval
-    assert (0.08 / 0.76) < value < (0.08 / 0.35) * 0.9                      # the geometric middle, not one round
-    assert low < (0.08 / 0.76) / 1.5 and high > (0.08 / 0.35) * 1.5          # a next measurement of either kind
+    assert s_low <= 0.08 / 0.35 <= s_high and s_high / s_low < 1.05  # steady rounds: a narrow interval
+    assert (0.08 / 0.76) < value < (0.08 / 0.35) * 0.9  # the geometric middle, not one round
+    assert low < (0.08 / 0.76) / 1.5 and high > (0.08 / 0.35) * 1.5  # a next measurement of either kind
     assert math.log(high / low) > 20 * math.log(s_high / s_low)
 
 
@@ -81,7 +95,7 @@ def test_a_candidate_faster_in_every_round_is_never_called_a_tie():
     b = _runtime("b", 2, [0.100, 0.104, 0.097], 3)
     res = analyse(_run(ref, a, b), GATES)
     ra, rb = res.runtime("a"), res.runtime("b")
-    assert ra.ratio[1] <= rb.ratio[2]      # their intervals against the reference overlap …
+    assert ra.ratio[1] <= rb.ratio[2]  # their intervals against the reference overlap …
     for r in (ra, rb):
         r.verdict = Verdict("deployment-worthy", [])
         r.shadow, r.play = dict(SHADOW), dict(PLAYED)
@@ -89,7 +103,7 @@ def test_a_candidate_faster_in_every_round_is_never_called_a_tie():
         text = recommendation_text(res, Translator(lang))
         assert tie_words not in text and "b" in text
     rec = recommendation(res)
-    assert rec["runtime"] is ra and rec["tie"] is False and rec["versus"]["high"] < 1   # … yet A is faster
+    assert rec["runtime"] is ra and rec["tie"] is False and rec["versus"]["high"] < 1  # … yet A is faster
 
 
 def test_the_same_runtimes_are_a_tie_when_their_own_ratio_holds_one():
@@ -114,11 +128,31 @@ def test_a_headline_never_mixes_p50_and_p95(lang):
     res = analyse(_run(ref, cand), GATES)
     r = res.runtime("c")
     p50, p95 = ([np.percentile(c, q) / np.percentile(f, q) for c, f in zip(cand.rounds, ref.rounds)] for q in (50, 95))
-    assert min(p50) > max(p95) * 1.2          # the two statistics' ratios differ in every round
+    assert min(p50) > max(p95) * 1.2  # the two statistics' ratios differ in every round
     t = Translator(lang)
-    r.verdict = Verdict("undecided", [GateResult("play", "undecided", 0.0, -1.0, 1.0, -0.5,
-                                                 {"n": 100, "outcome": "undecided", "mean": 0.0, "low": -1.0,
-                                                  "high": 1.0, "margin": 0.5, "sd": 3.0, "conditional_power": None})])
+    r.verdict = Verdict(
+        "undecided",
+        [
+            GateResult(
+                "play",
+                "undecided",
+                0.0,
+                -1.0,
+                1.0,
+                -0.5,
+                {
+                    "n": 100,
+                    "outcome": "undecided",
+                    "mean": 0.0,
+                    "low": -1.0,
+                    "high": 1.0,
+                    "margin": 0.5,
+                    "sd": 3.0,
+                    "conditional_power": None,
+                },
+            )
+        ],
+    )
     texts = [headline(res, t), recommendation_text(res, t), *sentences(res, t)[:2]]
     r.verdict = Verdict("deployment-worthy", [])
     r.shadow, r.play = dict(SHADOW), dict(PLAYED)
@@ -131,18 +165,31 @@ def test_a_headline_never_mixes_p50_and_p95(lang):
 
 
 def _interval(value, low, high, rounds=16, sd=0.2, level="boots", repeats=2, measurements=3):
-    return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": repeats, "level": level,
-            "sd": sd, "df": measurements - 1, "measurements": measurements, "groups": measurements,
-            "boots": measurements if level == "boots" else None, "next_low": None, "next_high": None,
-            "below": rounds if high < 1 else 0, "above": rounds if low > 1 else 0}
+    return {
+        "value": value,
+        "low": low,
+        "high": high,
+        "rounds": rounds,
+        "repeats": repeats,
+        "level": level,
+        "sd": sd,
+        "df": measurements - 1,
+        "measurements": measurements,
+        "groups": measurements,
+        "boots": measurements if level == "boots" else None,
+        "next_low": None,
+        "next_high": None,
+        "below": rounds if high < 1 else 0,
+        "above": rounds if low > 1 else 0,
+    }
 
 
 def test_speed_verdict_follows_the_confidence_interval():
-    assert faster_gate(GATES, _interval(0.5, 0.4, 0.9)).state == "pass"                  # faster: all past the gate
+    assert faster_gate(GATES, _interval(0.5, 0.4, 0.9)).state == "pass"  # faster: all past the gate
     slower = faster_gate(GATES, _interval(1.2, 1.05, 1.4))
-    assert slower.state == "fail" and slower.detail["slower"]                           # slower: all above 1
+    assert slower.state == "fail" and slower.detail["slower"]  # slower: all above 1
     short = faster_gate(GATES, _interval(0.95, 0.92, 0.98))
-    assert short.state == "fail" and not short.detail["slower"]                         # faster, not by 10 %
+    assert short.state == "fail" and not short.detail["slower"]  # faster, not by 10 %
     open_ = faster_gate(GATES, _interval(0.6, 0.3, 1.2, sd=0.2))
     assert open_.state == "undecided" and open_.detail["statistic"] == "p95"
     # how many measurements in all would decide at this spread: t(G−1)·0.2/√G < |log 0.6 − log 0.9| = 0.405
@@ -155,8 +202,9 @@ def test_a_file_from_one_process_never_decides_the_speed_gate(interval):
     """One process (or two) is not enough, whatever its rounds show: ten times as fast with a tight interval is
     "not confirmed", and so is clearly slower — never pass, never fail."""
     for measurements, level in ((1, "rounds"), (2, "repeats")):
-        g = faster_gate(GATES, _interval(*interval, rounds=10, level=level, repeats=measurements - 1,
-                                         measurements=measurements))
+        g = faster_gate(
+            GATES, _interval(*interval, rounds=10, level=level, repeats=measurements - 1, measurements=measurements)
+        )
         assert g.state == "undecided" and not g.detail["confirmed"] and g.detail["needed"] >= 3, g
 
 
@@ -168,15 +216,26 @@ def test_a_run_of_one_process_never_passes_however_fast():
     res = analyse(_run(ref, cand), GATES)
     r = res.runtime("c")
     r.shadow = {"fraction": 1.0, "low": 1.0, "high": 1.0, "decisions": 1000, "same": 1000, "episodes": 10, "flips": 0}
-    r.play = {"outcome": "non-inferior", "mean": 0.0, "low": 0.0, "high": 0.0, "margin": 2.0, "sd": 0.0, "n": 100,
-              "look": 0, "looks": 1}
+    r.play = {
+        "outcome": "non-inferior",
+        "mean": 0.0,
+        "low": 0.0,
+        "high": 0.0,
+        "margin": 2.0,
+        "sd": 0.0,
+        "n": 100,
+        "look": 0,
+        "looks": 1,
+    }
     from site_gen.verdict import judge
+
     r.verdict = judge(GATES, r.ratios["p95"], r.shadow, r.play)
     faster = r.verdict.gates[0]
     assert r.ratio[2] < 0.2 and res.measurements == 1
     assert faster.state == "undecided" and not faster.detail["confirmed"] and r.verdict.outcome == "undecided"
     for lang, words in (("en", "speed not confirmed"), ("zh-tw", "速度尚未確認")):
         from site_gen.wording import gate_reason
+
         assert gate_reason(faster, Translator(lang), "c").startswith(words)
 
 
@@ -186,16 +245,16 @@ def test_a_runtime_three_times_as_fast_on_every_boot_passes():
     prediction interval for the next boot (t(2) · s · √(1 + 1/3)), left it undecided; the machine's typical ratio
     (t(2) · s / √3) decides it."""
     ref_levels, boots = _on_boots([[0.69] * 10, [0.38] * 3, [0.45] * 3])
-    cand_levels = [0.69 / 3.6] * 10 + [0.38 / 2.1] * 3 + [0.45 / 2.6] * 3   # 2.1–3.6× as fast, boot by boot
+    cand_levels = [0.69 / 3.6] * 10 + [0.38 / 2.1] * 3 + [0.45 / 2.6] * 3  # 2.1–3.6× as fast, boot by boot
     ref = _runtime("ref", 0, ref_levels, 1, sd=0.02, boots=boots)
     cand = _runtime("graph", 1, cand_levels, 2, sd=0.02, boots=boots)
     res = analyse(_run(ref, cand), GATES)
     r = res.runtime("graph")
     p95 = r.ratios["p95"]
     assert p95["level"] == "boots" and p95["measurements"] == 3 and p95["below"] == p95["rounds"] == 16
-    assert p95["next_high"] > 0.9                   # the earlier rule's interval reaches past the gate …
+    assert p95["next_high"] > 0.9  # the earlier rule's interval reaches past the gate …
     gate = faster_gate(GATES, p95)
-    assert gate.state == "pass" and gate.high <= 0.9   # … the typical ratio's does not
+    assert gate.state == "pass" and gate.high <= 0.9  # … the typical ratio's does not
     # the earlier rule, written out: a prediction interval for the next boot over the three boots' means
     means = np.log(p95["group_values"])
     old_high = math.exp(means.mean() + ls.t975(2) * means.std(ddof=1) * math.sqrt(1 + 1 / 3))
@@ -213,24 +272,28 @@ def test_a_pair_ordered_the_same_way_in_every_round_is_never_a_tie():
     ra, rb = res.runtime("a"), res.runtime("b")
     versus = head_to_head(ra, rb, "p95")
     assert versus["measurements"] == 3 and versus["below"] == versus["rounds"] == 12
-    assert versus["low"] <= 1 <= versus["high"]               # the interval holds 1 …
+    assert versus["low"] <= 1 <= versus["high"]  # the interval holds 1 …
     assert claims.speed_kind(versus) == "speed_every_round"
     for r in (ra, rb):
         r.verdict = Verdict("deployment-worthy", [])
         r.shadow, r.play = dict(SHADOW), dict(PLAYED)
     rec = recommendation(res)
-    assert rec["runtime"] is ra and rec["tie"] is False       # … and it is no tie
-    for lang, tie_words, every in (("en", ("cannot be told apart", "no difference shown"), "in every one of its 12"),
-                                   ("zh-tw", ("分不出", "看不出快慢"), "12 輪裡每一輪都比較快")):
+    assert rec["runtime"] is ra and rec["tie"] is False  # … and it is no tie
+    for lang, tie_words, every in (
+        ("en", ("cannot be told apart", "no difference shown"), "in every one of its 12"),
+        ("zh-tw", ("分不出", "看不出快慢"), "12 輪裡每一輪都比較快"),
+    ):
         t = Translator(lang)
         text = recommendation_text(res, t)
         assert every in text and not any(w in text for w in tie_words), text
     chart = speed_chart(res, Translator("en"))
-    assert chart.summary[0] == "sum_speed"                    # the chart's summary names no tie either
+    assert chart.summary[0] == "sum_speed"  # the chart's summary names no tie either
 
 
 def test_round_statistics_are_paired_by_round_and_two_level_with_repeats():
-    rounds = lambda levels, reps: {k: (rep, np.full(100, lv * 1e-3)) for k, (lv, rep) in enumerate(zip(levels, reps))}
+    def rounds(levels, reps):
+        return {k: (rep, np.full(100, lv * 1e-3)) for k, (lv, rep) in enumerate(zip(levels, reps))}
+
     cand = rounds([1, 2, 4, 1.1], [0, 0, 1, 1])
     ref = rounds([2, 4, 8], [0, 0, 1])
     ratios = ls.paired_ratios(cand, ref, "p50")
@@ -239,23 +302,36 @@ def test_round_statistics_are_paired_by_round_and_two_level_with_repeats():
     res = ls.interval(values)
     means = [math.log(1.0 * 1.2) / 2, math.log(1.5 * 1.6) / 2, math.log(1.1)]
     assert res["repeats"] == 2 and res["measurements"] == 3 and res["value"] == pytest.approx(math.exp(np.mean(means)))
-    half = ls.t975(2) * np.std(means, ddof=1) / math.sqrt(3)                       # the typical value's CI …
+    half = ls.t975(2) * np.std(means, ddof=1) / math.sqrt(3)  # the typical value's CI …
     assert res["level"] == "repeats" and res["high"] == pytest.approx(math.exp(np.mean(means) + half))
-    half_next = ls.t975(2) * np.std(means, ddof=1) * math.sqrt(1 + 1 / 3)          # … and the next measurement's
+    half_next = ls.t975(2) * np.std(means, ddof=1) * math.sqrt(1 + 1 / 3)  # … and the next measurement's
     assert res["next_high"] == pytest.approx(math.exp(np.mean(means) + half_next))
-    one = ls.interval({0: (0, 1.0), 1: (0, 1.2), 2: (0, 1.1)})                       # one process: its rounds' CI
+    one = ls.interval({0: (0, 1.0), 1: (0, 1.2), 2: (0, 1.1)})  # one process: its rounds' CI
     logs = np.log([1.0, 1.2, 1.1])
     assert one["measurements"] == 1 and one["level"] == "rounds" and one["next_low"] is None
     assert one["high"] == pytest.approx(math.exp(logs.mean() + ls.t975(2) * logs.std(ddof=1) / math.sqrt(3)))
-    assert [(k, round(v, 4), n) for k, v, n in ls.repeat_values(values)] == \
-        [(0, round(math.sqrt(1.2), 4), 2), (1, round(math.sqrt(2.4), 4), 2), (2, 1.1, 1)]
+    assert [(k, round(v, 4), n) for k, v, n in ls.repeat_values(values)] == [
+        (0, round(math.sqrt(1.2), 4), 2),
+        (1, round(math.sqrt(2.4), 4), 2),
+        (2, 1.1, 1),
+    ]
 
 
 def test_repeats_on_one_boot_are_one_group_once_there_are_two_boots():
     """Repeats minutes apart on one boot of the machine (a lent VM's lease) share its state: the interval takes the
     boot as its unit, wider than one that counts each repeat as independent; with one boot only, the repeats."""
-    values = {0: (0, 1.00), 1: (0, 1.02), 2: (1, 1.01), 3: (1, 1.03), 4: (2, 1.02), 5: (2, 1.00),
-              6: (3, 1.30), 7: (3, 1.32), 8: (4, 0.80), 9: (4, 0.82)}
+    values = {
+        0: (0, 1.00),
+        1: (0, 1.02),
+        2: (1, 1.01),
+        3: (1, 1.03),
+        4: (2, 1.02),
+        5: (2, 1.00),
+        6: (3, 1.30),
+        7: (3, 1.32),
+        8: (4, 0.80),
+        9: (4, 0.82),
+    }
     boots = {r: "a" if rep <= 2 else "b" if rep == 3 else "c" for r, (rep, _) in values.items()}
     per_repeat, per_boot = ls.interval(values), ls.interval(values, boots=boots)
     assert per_repeat["level"] == "repeats" and per_repeat["repeats"] == 4
@@ -264,7 +340,7 @@ def test_repeats_on_one_boot_are_one_group_once_there_are_two_boots():
     half = ls.t975(2) * np.std(means, ddof=1) / math.sqrt(3)
     assert per_boot["high"] == pytest.approx(math.exp(np.mean(means) + half))
     assert per_boot["high"] / per_boot["low"] > per_repeat["high"] / per_repeat["low"]
-    assert ls.interval(values, boots={r: "a" for r in values}) == per_repeat   # one boot: no boot-level spread
+    assert ls.interval(values, boots={r: "a" for r in values}) == per_repeat  # one boot: no boot-level spread
     # a boot for each repeat: the same groups as the repeats, and the interval says they are boots
     own = ls.interval(values, boots={r: f"boot-{rep}" for r, (rep, _) in values.items()})
     assert own["level"] == "boots" and own["boots"] == own["groups"] == 5
@@ -278,22 +354,35 @@ def _add_repeats(path: Path, slow_reference: dict) -> None:
     """Two later repeats in a copy of a collect file: rounds 100+ copy rounds 0–1 of every runtime, with the
     reference's samples scaled by ``slow_reference[repeat]`` and the contract's conditions (B's collect)."""
     import duckdb
+
     con = duckdb.connect(str(path))
     try:
         ref = con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
         for repeat, factor in slow_reference.items():
             for src in (0, 1):
                 new = 100 * repeat + src
-                con.execute("INSERT INTO latency SELECT run_id, runtime_id, kind, batch_size, ?, iteration, "
-                            "seconds * CASE WHEN runtime_id = ? THEN ? ELSE 1 END FROM latency "
-                            "WHERE kind = 'decision' AND round = ?", [new, ref, factor, src])
-                conditions = {"repeat": repeat, "phase": "repeat", "host_load": 0.25 * repeat, "cpu_busy": 0.5,
-                              "cpu_mhz": 2400.0 + repeat, "flagged": ["host load"] if repeat == 2 else None}
-                con.execute("INSERT INTO rounds SELECT run_id, runtime_id, ?, position, started_at + INTERVAL 10 MINUTE"
-                            " * ?, ?::JSON FROM rounds WHERE round = ?",
-                            [new, repeat, json.dumps(conditions), src])
+                con.execute(
+                    "INSERT INTO latency SELECT run_id, runtime_id, kind, batch_size, ?, iteration, "
+                    "seconds * CASE WHEN runtime_id = ? THEN ? ELSE 1 END FROM latency "
+                    "WHERE kind = 'decision' AND round = ?",
+                    [new, ref, factor, src],
+                )
+                conditions = {
+                    "repeat": repeat,
+                    "phase": "repeat",
+                    "host_load": 0.25 * repeat,
+                    "cpu_busy": 0.5,
+                    "cpu_mhz": 2400.0 + repeat,
+                    "flagged": ["host load"] if repeat == 2 else None,
+                }
+                con.execute(
+                    "INSERT INTO rounds SELECT run_id, runtime_id, ?, position, started_at + INTERVAL 10 MINUTE"
+                    " * ?, ?::JSON FROM rounds WHERE round = ?",
+                    [new, repeat, json.dumps(conditions), src],
+                )
         from rtreport import integrity
-        integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])   # sealed as collect would
+
+        integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])  # sealed as collect would
     finally:
         con.close()
 
@@ -304,7 +393,7 @@ def test_repeats_are_shown_per_runtime_with_what_differed(quick_run, tmp_path):
     from rtreport_cli.main import main
     from site_gen.load import load_file
 
-    path = without_repeats(quick_run, tmp_path / "repeats.duckdb")   # the run alone, then two repeats of its own
+    path = without_repeats(quick_run, tmp_path / "repeats.duckdb")  # the run alone, then two repeats of its own
     # shifts between repeats far beyond any spread of rounds on a loaded machine: the two-level interval is the wider
     _add_repeats(path, {1: 2.0, 2: 0.5})
     res = analyse(load_file(path)[0], GATES)
@@ -313,13 +402,17 @@ def test_repeats_are_shown_per_runtime_with_what_differed(quick_run, tmp_path):
     out = tmp_path / "site"
     result = CliRunner().invoke(main, ["build", str(path), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    for lang, heading, repeat in (("en", "Repeats: latency rounds again, in fresh processes", "repeat 2"),
-                                  ("zh-tw", "重複量測：在新的行程中再量延遲輪次", "重複量測 2")):
+    for lang, heading, repeat in (
+        ("en", "Repeats: latency rounds again, in fresh processes", "repeat 2"),
+        ("zh-tw", "重複量測：在新的行程中再量延遲輪次", "重複量測 2"),
+    ):
         page = next((out / lang / "hardware").glob("*/index.html")).read_text(encoding="utf-8")
-        section = page[page.index(heading):]
-        assert repeat in section and "0.50" in section and "2402" in section   # host load, CPU MHz of repeat 2
+        section = page[page.index(heading) :]
+        assert repeat in section and "0.50" in section and "2402" in section  # host load, CPU MHz of repeat 2
         # both repeats copy the same two rounds, the reference 2× and 0.5× as slow: their ratios differ by that
-        ratios = dict((g, v) for g, v, _ in ls.repeat_values(ls.paired_ratios(
-            cand.keyed, res.runtime(res.reference_id).keyed, "p95")))
+        ratios = dict(
+            (g, v)
+            for g, v, _ in ls.repeat_values(ls.paired_ratios(cand.keyed, res.runtime(res.reference_id).keyed, "p95"))
+        )
         assert ratios[1] * 2.0 == pytest.approx(ratios[2] * 0.5, rel=1e-6)
         assert f"{ratios[1]:.3f}" in section and f"{ratios[2]:.3f}" in section

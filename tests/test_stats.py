@@ -1,4 +1,5 @@
 """Statistics on tiny, hand-checkable inputs (after rliable's tests)."""
+
 import numpy as np
 import pytest
 
@@ -19,7 +20,7 @@ def test_throughput_uses_the_median_call():
 
 
 def test_interquartile_mean_drops_a_quarter_each_side():
-    assert stats.interquartile_mean([1, 2, 3, 4, 5, 6, 7, 100]) == 4.5   # mean of 3, 4, 5, 6
+    assert stats.interquartile_mean([1, 2, 3, 4, 5, 6, 7, 100]) == 4.5  # mean of 3, 4, 5, 6
     assert stats.interquartile_mean([0, 10, 20]) == 10.0
 
 
@@ -82,9 +83,22 @@ def _shadow(fraction, low, high):
 def _ratio(value, low, high, rounds=16, measurements=3):
     """A faster-gate input: the per-round ratio's value and its CI over three boots (latency_stats.interval's
     fields)."""
-    return {"value": value, "low": low, "high": high, "rounds": rounds, "repeats": measurements - 1, "level": "boots",
-            "boots": measurements, "measurements": measurements, "sd": 0.05, "df": measurements - 1,
-            "next_low": None, "next_high": None, "below": 0, "above": 0}
+    return {
+        "value": value,
+        "low": low,
+        "high": high,
+        "rounds": rounds,
+        "repeats": measurements - 1,
+        "level": "boots",
+        "boots": measurements,
+        "measurements": measurements,
+        "sd": 0.05,
+        "df": measurements - 1,
+        "next_low": None,
+        "next_high": None,
+        "below": 0,
+        "above": 0,
+    }
 
 
 def _play(outcome):
@@ -98,13 +112,15 @@ def test_verdict_all_gates_pass():
 
 def test_verdict_reads_intervals_not_points():
     # the original study's TensorRT FP16: slower than the reference even at the fast end of its CI
-    assert judge(GATES, _ratio(1.047, 1.02, 1.08), _shadow(0.99, 0.985, 0.995), _play("non-inferior")).outcome == \
-        "not-adopted"
+    assert (
+        judge(GATES, _ratio(1.047, 1.02, 1.08), _shadow(0.99, 0.985, 0.995), _play("non-inferior")).outcome
+        == "not-adopted"
+    )
     # 12 % faster at the point, but the CI reaches 5 % faster: undecided, not a pass
     v = judge(GATES, _ratio(0.88, 0.84, 0.95), _shadow(0.99, 0.985, 0.995), _play("non-inferior"))
     assert v.outcome == "undecided" and v.gates[0].state == "undecided"
     edge = judge(GATES, _ratio(0.85, 0.8, 0.9), _shadow(0.99, 0.98, 0.995), _play("non-inferior"))
-    assert [g.state for g in edge.gates] == ["pass", "pass", "pass"]     # exactly on each threshold
+    assert [g.state for g in edge.gates] == ["pass", "pass", "pass"]  # exactly on each threshold
     low = judge(GATES, _ratio(0.5, 0.4, 0.6), _shadow(0.975, 0.97, 0.979), _play("undecided"))
     assert [g.state for g in low.gates] == ["pass", "fail", "undecided"] and low.outcome == "not-adopted"
     assert judge(GATES, _ratio(0.5, 0.4, 0.6), _shadow(0.99, 0.97, 0.995), _play("inferior")).outcome == "not-adopted"
@@ -117,10 +133,11 @@ def test_verdict_without_data_is_no_verdict():
 
 # -- latency rounds, played-decision agreement, rliable's statistics ----------------------------------------
 
+
 def test_round_resampling_widens_the_interval_when_rounds_disagree():
     rng = np.random.default_rng(3)
     steady = [rng.normal(1.0, 0.05, 2000) for _ in range(3)]
-    shifted = [rng.normal(m, 0.05, 2000) for m in (0.8, 1.0, 1.2)]    # a level shift between rounds
+    shifted = [rng.normal(m, 0.05, 2000) for m in (0.8, 1.0, 1.2)]  # a level shift between rounds
     ref = [rng.normal(2.0, 0.05, 2000) for _ in range(3)]
     _, lo1, hi1 = stats.p95_ratio(steady, ref, resamples=500)
     _, lo2, hi2 = stats.p95_ratio(shifted, ref, resamples=500)
@@ -130,19 +147,22 @@ def test_round_resampling_widens_the_interval_when_rounds_disagree():
 
 def test_clustered_agreement_and_the_zero_flip_bound():
     f, lo, hi = stats.clustered_fraction([10, 10, 9, 10], [10, 10, 10, 10])
-    assert (f, lo, hi) == (0.975, 0.925, 1.0)   # three of four resampled games the flawed one: 2.5 % tail
-    assert stats.zero_event_upper(60) == pytest.approx(0.0487, abs=1e-4)   # 0 flips in 60 states: <= 4.9 %
+    assert (f, lo, hi) == (0.975, 0.925, 1.0)  # three of four resampled games the flawed one: 2.5 % tail
+    assert stats.zero_event_upper(60) == pytest.approx(0.0487, abs=1e-4)  # 0 flips in 60 states: <= 4.9 %
     assert list(stats.margin_bin([0.0, 5e-7, 0.05, 2.0])) == [0, 0, 5, 7]
 
 
 @pytest.mark.parametrize("kind", ["scores with ties", "continuous", "one each side"])
 def test_the_probability_of_improvement_interval_is_the_stratified_bootstrap_bit_for_bit(kind):
     rng = np.random.default_rng(7)
-    x, y = {"scores with ties": (rng.integers(0, 12, 40), rng.integers(0, 12, 300)),
-            "continuous": (rng.normal(size=57), rng.normal(0.2, size=33)),
-            "one each side": ([3.0], [3.0])}[kind]
-    assert stats.probability_of_improvement_ci(x, y, resamples=500) == \
-        stats.stratified_ci(x, y, stats.probability_of_improvement, resamples=500)
+    x, y = {
+        "scores with ties": (rng.integers(0, 12, 40), rng.integers(0, 12, 300)),
+        "continuous": (rng.normal(size=57), rng.normal(0.2, size=33)),
+        "one each side": ([3.0], [3.0]),
+    }[kind]
+    assert stats.probability_of_improvement_ci(x, y, resamples=500) == stats.stratified_ci(
+        x, y, stats.probability_of_improvement, resamples=500
+    )
 
 
 def test_first_divergence_of_equal_traces_of_any_kind():
@@ -150,7 +170,7 @@ def test_first_divergence_of_equal_traces_of_any_kind():
     assert stats.first_divergence([], []) is None and stats.first_divergence([], [4]) == 0
     long = [i % 4 for i in range(1000)]
     for step in (0, 255, 256, 257, 999):
-        assert stats.first_divergence(long, long[:step] + [9] + long[step + 1:]) == step
+        assert stats.first_divergence(long, long[:step] + [9] + long[step + 1 :]) == step
     assert stats.first_divergence(long, long[:700]) == 700
 
 
@@ -159,20 +179,24 @@ def test_the_clustered_interval_of_counts_is_the_float_bootstrap_bit_for_bit():
     decisions = rng.integers(1, 3000, 400).astype(float)
     same = decisions - rng.integers(0, 3, 400)
     idx = np.random.default_rng(stats.BOOTSTRAP_SEED).integers(0, 400, size=(2000, 400))
-    fractions = same[idx].sum(axis=1) / decisions[idx].sum(axis=1)   # the definition, in floats
-    expected = (float(same.sum() / decisions.sum()), float(np.quantile(fractions, 0.025)),
-                float(np.quantile(fractions, 0.975)))
+    fractions = same[idx].sum(axis=1) / decisions[idx].sum(axis=1)  # the definition, in floats
+    expected = (
+        float(same.sum() / decisions.sum()),
+        float(np.quantile(fractions, 0.025)),
+        float(np.quantile(fractions, 0.975)),
+    )
     assert stats.clustered_fraction(same, decisions, resamples=2000) == expected
-    assert stats.clustered_fraction(same / 2, decisions / 2, resamples=2000) == expected   # not whole numbers
+    assert stats.clustered_fraction(same / 2, decisions / 2, resamples=2000) == expected  # not whole numbers
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 97, 400])
 def test_the_iqm_interval_of_whole_scores_is_the_sorted_bootstrap_bit_for_bit(n):
     scores = np.random.default_rng(n).integers(0, 500, n).astype(float)
 
-    def sorted_iqm(x):   # the definition: sort each resample, average the middle half
+    def sorted_iqm(x):  # the definition: sort each resample, average the middle half
         x, cut = np.sort(x, axis=1), int(0.25 * x.shape[1])
-        return x[:, cut:x.shape[1] - cut].mean(axis=1)
+        return x[:, cut : x.shape[1] - cut].mean(axis=1)
+
     assert stats.iqm_ci(scores, resamples=3000) == stats.bootstrap_ci(scores, sorted_iqm, 3000)
 
 

@@ -1,5 +1,6 @@
 """Run files in object storage, against a real S3 API server on 127.0.0.1 (moto's, in a thread): collect into
 s3://, interrupt and resume from it, build from the bucket; and the errors, each one line that loses nothing."""
+
 import boto3
 import duckdb
 import pytest
@@ -13,7 +14,7 @@ moto_server = pytest.importorskip("moto.server")
 
 def _stop(server) -> None:
     server.stop()
-    server._server.server_close()   # stop() leaves the socket listening: connections would hang, not fail
+    server._server.server_close()  # stop() leaves the socket listening: connections would hang, not fail
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,7 @@ def endpoint():
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     port = server.get_host_and_port()[1]
-    server._port = port   # a restart (the network back) listens where the clients look
+    server._port = port  # a restart (the network back) listens where the clients look
     yield {"url": f"http://127.0.0.1:{port}", "server": server}
     _stop(server)
 
@@ -29,10 +30,16 @@ def endpoint():
 @pytest.fixture
 def s3(endpoint, tmp_path, monkeypatch):
     """The AWS variables pointing at the local server, the cache in tmp_path; a fresh bucket per test."""
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-                 "AWS_ENDPOINT_URL": endpoint["url"], "AWS_EC2_METADATA_DISABLED": "true",
-                 "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
-                 "RTREPORT_CACHE": str(tmp_path / "cache")}.items():
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": endpoint["url"],
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+        "RTREPORT_CACHE": str(tmp_path / "cache"),
+    }.items():
         monkeypatch.setenv(k, v)
     for k in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
         monkeypatch.delenv(k, raising=False)
@@ -60,19 +67,20 @@ def _status(client, bucket, key, tmp_path) -> str:
         con.close()
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_collect_interrupt_resume_and_build_from_a_bucket_equal_to_disk(s3, tmp_path, monkeypatch):
     client, bucket = s3
     assert _quick(tmp_path, f"s3://{bucket}/fleet/a.duckdb").exit_code == 0
     assert _status(client, bucket, "fleet/a.duckdb", tmp_path) == "complete"
 
     from collect import measure
+
     real = ctrl_c_at_game(monkeypatch, 2)
     stopped = _quick(tmp_path, f"s3://{bucket}/fleet/b.duckdb")
     assert stopped.exit_code == 130, stopped.output
-    assert _status(client, bucket, "fleet/b.duckdb", tmp_path) == "incomplete"   # uploaded when interrupted
+    assert _status(client, bucket, "fleet/b.duckdb", tmp_path) == "incomplete"  # uploaded when interrupted
     monkeypatch.setattr(measure, "ShadowedGame", real)
-    (tmp_path / "cache").rename(tmp_path / "cache-gone")   # another machine: the resume downloads the object
+    (tmp_path / "cache").rename(tmp_path / "cache-gone")  # another machine: the resume downloads the object
     resumed = _collect(tmp_path, "--resume", f"s3://{bucket}/fleet/b.duckdb")
     assert resumed.exit_code == 0, resumed.output
     assert _status(client, bucket, "fleet/b.duckdb", tmp_path) == "complete"
@@ -87,7 +95,7 @@ def test_collect_interrupt_resume_and_build_from_a_bucket_equal_to_disk(s3, tmp_
     pages = lambda root: {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}  # noqa
     built_s3, built_disk = pages(tmp_path / "site-s3"), pages(tmp_path / "site-disk")
     assert built_s3 == built_disk
-    assert any("history" in str(p) for p in built_s3)   # two runs of one label: a history page
+    assert any("history" in str(p) for p in built_s3)  # two runs of one label: a history page
 
 
 def test_build_uses_its_cache_until_the_object_changes(s3, tmp_path):
@@ -95,10 +103,11 @@ def test_build_uses_its_cache_until_the_object_changes(s3, tmp_path):
     cpu, gpu = COMMITTED_RUNS[0], COMMITTED_RUNS[-1]
     client.upload_file(str(cpu), bucket, "p/cpu.duckdb")
     from rtreport.storage import fetch_folder
+
     first = fetch_folder(f"s3://{bucket}/p")
     assert [p.name for p in first] == ["cpu.duckdb"]
     stamp = first[0].stat().st_mtime_ns
-    assert fetch_folder(f"s3://{bucket}/p/")[0].stat().st_mtime_ns == stamp   # same ETag and size: not fetched
+    assert fetch_folder(f"s3://{bucket}/p/")[0].stat().st_mtime_ns == stamp  # same ETag and size: not fetched
     client.upload_file(str(gpu), bucket, "p/cpu.duckdb")
     again = fetch_folder(f"s3://{bucket}/p/")
     assert again[0].read_bytes() == gpu.read_bytes()
@@ -113,10 +122,14 @@ def _one_line(result, *words):
 
 def test_no_bucket_and_no_credentials_are_one_line_before_measuring(s3, tmp_path, monkeypatch):
     _one_line(_quick(tmp_path, "s3://no-such-bucket/x.duckdb"), "no-such-bucket does not exist")
-    _one_line(CliRunner().invoke(main, ["build", "s3://no-such-bucket/", "--out", str(tmp_path / "site")]),
-              "no-such-bucket does not exist")
-    _one_line(CliRunner().invoke(main, ["build", f"s3://{s3[1]}/empty/", "--out", str(tmp_path / "site")]),
-              "holds no .duckdb files")
+    _one_line(
+        CliRunner().invoke(main, ["build", "s3://no-such-bucket/", "--out", str(tmp_path / "site")]),
+        "no-such-bucket does not exist",
+    )
+    _one_line(
+        CliRunner().invoke(main, ["build", f"s3://{s3[1]}/empty/", "--out", str(tmp_path / "site")]),
+        "holds no .duckdb files",
+    )
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
     _one_line(_quick(tmp_path, f"s3://{s3[1]}/x.duckdb"), "no AWS credentials")
@@ -127,24 +140,26 @@ def test_network_down_mid_upload_keeps_the_run_and_a_resume_uploads_it(s3, endpo
     client, bucket = s3
     url = f"s3://{bucket}/n.duckdb"
     from collect import remote
+
     real_run = remote.run_collect
 
     def run_then_network_down(options):
         code = real_run(options)
-        _stop(endpoint["server"])   # the endpoint is gone when the upload starts
+        _stop(endpoint["server"])  # the endpoint is gone when the upload starts
         return code
+
     monkeypatch.setattr(remote, "run_collect", run_then_network_down)
     try:
         result = _quick(tmp_path, url)
     finally:
-        endpoint["server"].start()   # same port, same in-process buckets
+        endpoint["server"].start()  # same port, same in-process buckets
     local = tmp_path / "cache" / "s3" / bucket / "n.duckdb"
     _one_line(result, "cannot upload to", "cannot reach the storage endpoint", str(local), "--resume")
     assert local.is_file()
-    assert client.list_objects_v2(Bucket=bucket).get("KeyCount", 0) == 0   # no object, whole or half
+    assert client.list_objects_v2(Bucket=bucket).get("KeyCount", 0) == 0  # no object, whole or half
     monkeypatch.setattr(remote, "run_collect", real_run)
     again = _collect(tmp_path, "--quick", "--runtimes", "ort-cpu-fp32", "--label", "fleet", "--out", url)
-    _one_line(again, "never uploaded", "--resume")   # a new run would not replace it
+    _one_line(again, "never uploaded", "--resume")  # a new run would not replace it
     resumed = _collect(tmp_path, "--resume", url)
     assert resumed.exit_code == 0, resumed.output
     assert _status(client, bucket, "n.duckdb", tmp_path) == "complete"

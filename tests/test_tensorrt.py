@@ -3,6 +3,7 @@ shipped ONNX and the project's FP16 ONNX, checked I/O, TF32 cleared, a wrong mod
 ``tensorrt-rtx`` those tests skip with the reason. Execution needs a GPU TensorRT-RTX serves: the runner's call
 sequence, buffers, CUDA graph and clean-up are checked against a recording fake of the library and cuda-python.
 No TensorRT latency, agreement or score is produced anywhere here."""
+
 import ctypes
 import importlib.util
 import sys
@@ -34,15 +35,21 @@ def onnx_files(tmp_path_factory):
 
 # -- the real build path (TensorRT-RTX on the CPU) ------------------------------------------------------
 
+
 @needs_rtx
 @pytest.mark.parametrize("precision,onnx_used,max_mb", [("fp32", "fp32", 9.0), ("fp16", "fp16", 5.0)])
 def test_tensorrt_rtx_builds_engines_from_the_shipped_onnx(onnx_files, precision, onnx_used, max_mb):
     import tensorrt_rtx as trt
+
     built = trt_build.build(trt, onnx_files, precision, 4)
     assert built.onnx == onnx_used and built.typing == "strongly typed"
     assert 1e6 < len(built.engine) < max_mb * 1e6 and built.seconds > 0
-    assert built.io == {"input": "observation", "output": "q_values", "input_shape": [-1, 4, 84, 84],
-                        "output_shape": [-1, 4]}
+    assert built.io == {
+        "input": "observation",
+        "output": "q_values",
+        "input_shape": [-1, 4, 84, 84],
+        "output_shape": [-1, 4],
+    }
     assert built.numerics == {"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}
 
 
@@ -52,9 +59,16 @@ def test_a_model_that_breaks_the_contract_is_refused_with_one_line(tmp_path):
 
     class Wrong(torch.nn.Module):
         def forward(self, x):
-            return x.float().mean(dim=(2, 3))          # float input of the wrong size, 4 outputs
-    torch.onnx.export(Wrong(), (torch.zeros((1, 4, 64, 64)),), str(tmp_path / "w.onnx"), input_names=["observation"],
-                      dynamic_axes={"observation": {0: "batch"}}, dynamo=False)
+            return x.float().mean(dim=(2, 3))  # float input of the wrong size, 4 outputs
+
+    torch.onnx.export(
+        Wrong(),
+        (torch.zeros((1, 4, 64, 64)),),
+        str(tmp_path / "w.onnx"),
+        input_names=["observation"],
+        dynamic_axes={"observation": {0: "batch"}},
+        dynamo=False,
+    )
     with pytest.raises(trt_build.ContractError) as e:
         trt_build.build(trt, {"fp32": tmp_path / "w.onnx"}, "fp32", 4)
     assert str(e.value) == "input observation must be uint8 (N, 4, 84, 84); it is float (-1, 4, 64, 64)"
@@ -66,6 +80,7 @@ def test_a_model_that_breaks_the_contract_is_refused_with_one_line(tmp_path):
 @needs_rtx
 def test_without_a_gpu_tensorrt_rtx_runtimes_are_unavailable_not_failed():
     import torch.cuda
+
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     reasons = {r.id: r.check(None) for r in all_runtimes() if r.id.startswith("trtrtx-")}
@@ -89,13 +104,16 @@ def test_the_build_plan_follows_what_the_library_offers():
 
 
 def test_library_refusals_become_reasons():
-    assert trt_build._reason("Error Code 1: Cuda Runtime (In ScopedCudaStream at /_src/x.cpp:25 (cudaError 35))") \
+    assert (
+        trt_build._reason("Error Code 1: Cuda Runtime (In ScopedCudaStream at /_src/x.cpp:25 (cudaError 35))")
         == "Error Code 1: Cuda Runtime"
+    )
     name = trt_runner.engine_file_name("trtrtx", "fp16", "1.7.1.116", "NVIDIA H200 <x>", "ab" * 32)
     assert name == "model-abababababab-trtrtx1.7.1.116-nvidia-h200--x-fp16.engine"
 
 
 # -- execution against a recording fake of the library and cuda-python --------------------------------------
+
 
 class FakeCudart:
     class cudaMemcpyKind:
@@ -176,7 +194,9 @@ class FakeCudart:
         def free(self, obj):
             self.freed.append(kind)
             return (0,)
+
         return free
+
     cudaFree, cudaFreeHost = _free("device"), _free("host")
     cudaStreamDestroy, cudaGraphDestroy, cudaGraphExecDestroy = _free("stream"), _free("graph"), _free("graph_exec")
 
@@ -190,6 +210,7 @@ def make_fake_trt(name, version, cudart, log, reject: str | None = None):
 
         def __init__(self):
             pass
+
     trt.ILogger = ILogger
     trt.NetworkDefinitionCreationFlag = types.SimpleNamespace(STRONGLY_TYPED=5)
     trt.BuilderFlag = type("BuilderFlag", (), {"TF32": "TF32"})
@@ -272,8 +293,9 @@ def make_fake_trt(name, version, cudart, log, reject: str | None = None):
             src, dst = self.addresses["observation"], self.addresses["q_values"]
 
             def compute():  # "Q-values": per sample, the mean pixel of each of the 4 frames
-                x = np.frombuffer(bytes(cudart.device[src][:n * 4 * 84 * 84]), np.uint8).reshape(n, 4, -1)
-                cudart.device[dst][:n * 16] = x.mean(axis=2).astype(np.float32).tobytes()
+                x = np.frombuffer(bytes(cudart.device[src][: n * 4 * 84 * 84]), np.uint8).reshape(n, 4, -1)
+                cudart.device[dst][: n * 16] = x.mean(axis=2).astype(np.float32).tobytes()
+
             if cudart.capturing is not None:
                 cudart.capturing.append(("kernel", compute))
             else:
@@ -285,7 +307,7 @@ def make_fake_trt(name, version, cudart, log, reject: str | None = None):
         num_io_tensors = 2
 
         def get_tensor_name(self, i):
-            return ["q_values", "observation"][i]          # outputs first: the runner must not assume the order
+            return ["q_values", "observation"][i]  # outputs first: the runner must not assume the order
 
         def get_tensor_mode(self, name):
             return trt.TensorIOMode.INPUT if name == "observation" else trt.TensorIOMode.OUTPUT
@@ -333,21 +355,24 @@ def _getters(tmp_path):
     return {p: (lambda path=path: (path, 0.5)) for p, path in onnx_paths.items()}
 
 
-@pytest.mark.parametrize("flavour,precision,graph", [("trt", "fp32", False), ("trt", "fp16", True),
-                                                     ("trtrtx", "fp16", False), ("trtrtx", "fp32", True)])
+@pytest.mark.parametrize(
+    "flavour,precision,graph",
+    [("trt", "fp32", False), ("trt", "fp16", True), ("trtrtx", "fp16", False), ("trtrtx", "fp32", True)],
+)
 def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, flavour, precision, graph):
     cudart, log = _fake(monkeypatch, flavour, "11.0.0" if flavour == "trt" else "1.7.1.116")
-    runner = trt_runner.TensorRTRunner(_info(flavour, precision, graph), flavour, _getters(tmp_path),
-                                       tmp_path / "engines", "cd" * 32, 0, graph)
+    runner = trt_runner.TensorRTRunner(
+        _info(flavour, precision, graph), flavour, _getters(tmp_path), tmp_path / "engines", "cd" * 32, 0, graph
+    )
     with runner:
         states = np.random.default_rng(0).integers(0, 256, size=(3, 4, 84, 84), dtype=np.uint8)
         for i in range(3):
-            q = runner.infer(states[i:i + 1])
-            np.testing.assert_allclose(q, states[i:i + 1].reshape(1, 4, -1).mean(axis=2), rtol=1e-6)
+            q = runner.infer(states[i : i + 1])
+            np.testing.assert_allclose(q, states[i : i + 1].reshape(1, 4, -1).mean(axis=2), rtol=1e-6)
         if not graph:
             np.testing.assert_allclose(runner.infer(states), states.reshape(3, 4, -1).mean(axis=2), rtol=1e-6)
         described = runner.describe()
-    assert ("parse", precision.encode()) in log                      # the FP16 engine from the FP16 ONNX
+    assert ("parse", precision.encode()) in log  # the FP16 engine from the FP16 ONNX
     assert ("create_network", 1 << 5) in log and ("clear_flag", "TF32") in log
     assert ("shape", "observation", (1, 4, 84, 84), (1, 4, 84, 84), (512, 4, 84, 84)) in log
     assert runner.artifact_bytes == len(b"ENGINE") and runner.artifact_path.read_bytes() == b"ENGINE"
@@ -360,13 +385,15 @@ def test_runner_plumbing_against_a_recording_fake(tmp_path, monkeypatch, flavour
 
 
 def test_a_gpu_the_library_does_not_serve_is_unavailable_in_its_own_words(tmp_path, monkeypatch):
-    said = ("IRuntime::deserializeCudaEngine: Error Code 1: The engine cannot run on this GPU, which has compute "
-            "capability 9.0. Supported compute capabilities: 8.0 8.6 8.9 12.0 12.1 >12.0")
+    said = (
+        "IRuntime::deserializeCudaEngine: Error Code 1: The engine cannot run on this GPU, which has compute "
+        "capability 9.0. Supported compute capabilities: 8.0 8.6 8.9 12.0 12.1 >12.0"
+    )
     _, log = _fake(monkeypatch, "trtrtx", "1.7.1.116", reject=said)
     runner = trt_runner.TensorRTRunner(_info("trtrtx", "fp32"), "trtrtx", _getters(tmp_path), tmp_path / "e", "cd" * 32)
     with pytest.raises(RuntimeUnavailable, match="compute capability 9.0. Supported compute capabilities: 8.0"):
         runner.prepare()
-    assert runner.artifact_bytes == len(b"ENGINE") and runner.prepare_seconds > 0   # the build is recorded
+    assert runner.artifact_bytes == len(b"ENGINE") and runner.prepare_seconds > 0  # the build is recorded
     assert runner.describe()["details"]["onnx"] == "fp32"
     runner.close()
 
@@ -398,19 +425,25 @@ def test_the_tensorrt_rtx_ep_plugin_says_why_it_cannot_run(monkeypatch):
     import onnxruntime as ort
 
     from collect.runners import ort_plugin_ep
+
     monkeypatch.setitem(sys.modules, ort_plugin_ep.PACKAGE, None)  # import fails, as without the package
     monkeypatch.setattr(ort_plugin_ep, "_registered", {})
     reason = ort_plugin_ep.OrtPluginEpRunner.unavailable_reason()
     assert "not installed" in reason and "pip install onnxruntime-ep-nv-tensorrt-rtx" in reason
 
-    fake = types.SimpleNamespace(__version__="0.5.0", get_ep_name=lambda: "NvTensorRTRTXExecutionProvider",
-                                 get_library_path=lambda: "/nowhere/libonnxruntime_providers_nv_tensorrt_rtx.so")
+    fake = types.SimpleNamespace(
+        __version__="0.5.0",
+        get_ep_name=lambda: "NvTensorRTRTXExecutionProvider",
+        get_library_path=lambda: "/nowhere/libonnxruntime_providers_nv_tensorrt_rtx.so",
+    )
     monkeypatch.setitem(sys.modules, ort_plugin_ep.PACKAGE, fake)
     monkeypatch.setattr(ort, "register_execution_provider_library", lambda name, path: None, raising=False)
     monkeypatch.setattr(ort, "get_ep_devices", lambda: [], raising=False)
     reason = ort_plugin_ep.OrtPluginEpRunner.unavailable_reason()
-    assert reason.startswith(f"the TensorRT-RTX EP ({ort_plugin_ep.PACKAGE} 0.5.0, loaded into onnxruntime "
-                             f"{ort.__version__}) reports no device")
+    assert reason.startswith(
+        f"the TensorRT-RTX EP ({ort_plugin_ep.PACKAGE} 0.5.0, loaded into onnxruntime "
+        f"{ort.__version__}) reports no device"
+    )
     assert "8.0, 8.6, 8.9 and 12.x" in reason
 
 
@@ -427,11 +460,13 @@ def test_onnx_runtimes_tensorrt_ep_without_its_libraries_says_why_and_prints_not
     class FallingBack:  # what ONNX Runtime's Python layer prints, word for word, before it retries without TensorRT
         def __init__(self, path, options, providers):
             print("*************** EP Error ***************")
-            print("EP Error /onnxruntime_src/onnxruntime/python/onnxruntime_pybind_state.cc:729 void "
-                  "onnxruntime::python::RegisterTensorRTPluginsAsCustomOps(PySessionOptions&, const "
-                  "onnxruntime::ProviderOptions&) Please install TensorRT libraries as mentioned in the GPU "
-                  "requirements page, make sure they're in the PATH or LD_LIBRARY_PATH, and that your GPU is "
-                  "supported.\n when using [('TensorrtExecutionProvider', {'device_id': '0'})]")
+            print(
+                "EP Error /onnxruntime_src/onnxruntime/python/onnxruntime_pybind_state.cc:729 void "
+                "onnxruntime::python::RegisterTensorRTPluginsAsCustomOps(PySessionOptions&, const "
+                "onnxruntime::ProviderOptions&) Please install TensorRT libraries as mentioned in the GPU "
+                "requirements page, make sure they're in the PATH or LD_LIBRARY_PATH, and that your GPU is "
+                "supported.\n when using [('TensorrtExecutionProvider', {'device_id': '0'})]"
+            )
             print("Falling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.")
             print("****************************************")
 
@@ -439,8 +474,11 @@ def test_onnx_runtimes_tensorrt_ep_without_its_libraries_says_why_and_prints_not
             return ["CUDAExecutionProvider", "CPUExecutionProvider"]
 
     monkeypatch.setattr(ort, "InferenceSession", FallingBack)
-    monkeypatch.setattr(ort, "get_available_providers",
-                        lambda: ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"])
+    monkeypatch.setattr(
+        ort,
+        "get_available_providers",
+        lambda: ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"],
+    )
     model = load_model(paths.AGENT_WEIGHTS)
     spec = next(s for s in all_runtimes() if s.id == "ort-trt-fp32")
     runner = spec.make(model, Artifacts(tmp_path, model.onnx_source()), 0)
@@ -449,5 +487,6 @@ def test_onnx_runtimes_tensorrt_ep_without_its_libraries_says_why_and_prints_not
     assert str(e.value) == (
         "TensorrtExecutionProvider did not load (Please install TensorRT libraries as mentioned in the GPU "
         "requirements page, make sure they're in the PATH or LD_LIBRARY_PATH, and that your GPU is supported; "
-        "session providers: CUDAExecutionProvider, CPUExecutionProvider)")
+        "session providers: CUDAExecutionProvider, CPUExecutionProvider)"
+    )
     assert "EP Error" not in capsys.readouterr().out

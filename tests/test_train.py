@@ -1,4 +1,5 @@
 """Training: the Q(lambda) targets by hand, and a CPU smoke run of the real trainer that resumes."""
+
 import torch
 import pytest
 from click.testing import CliRunner
@@ -25,10 +26,23 @@ def test_epsilon_schedule():
     assert abs(epsilon_at(c, 100) - 0.01) < 1e-12 and epsilon_at(c, 900) == 0.01
 
 
-@pytest.mark.slow   # a long end-to-end run: python -m pytest -m slow (CI runs it)
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_cpu_smoke_training_runs_and_resumes(tmp_path):
-    args = ["train", "--checkpoint-dir", str(tmp_path), "--total-timesteps", "640", "--num-envs", "4",
-            "--num-steps", "16", "--num-minibatches", "4", "--device", "cpu"]
+    args = [
+        "train",
+        "--checkpoint-dir",
+        str(tmp_path),
+        "--total-timesteps",
+        "640",
+        "--num-envs",
+        "4",
+        "--num-steps",
+        "16",
+        "--num-minibatches",
+        "4",
+        "--device",
+        "cpu",
+    ]
     first = CliRunner().invoke(main, args + ["--max-iterations", "4"])
     assert first.exit_code == 0, first.output
     ckpt = Checkpoint(tmp_path)

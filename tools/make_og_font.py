@@ -4,6 +4,7 @@ Playwright and Debian's chromium and fonts-dejavu-core are installed: python too
 
 Each face is DejaVu Sans (Bitstream Vera licence, see site_gen/assets/og-font-LICENSE.txt) rasterised by the
 browser's canvas: per character its coverage (uint8, one row of the atlas per face) and its advance in pixels."""
+
 import json
 import shutil
 import sys
@@ -16,11 +17,13 @@ CHARS = "".join(chr(c) for c in range(32, 127)) + "×✓✗·–—≥µ…"
 FACES = {"regular-22": "22px 'DejaVu Sans'", "bold-22": "bold 22px 'DejaVu Sans'", "bold-40": "bold 40px 'DejaVu Sans'"}
 DRAW = """([font, chars]) => {
   const c = document.createElement('canvas'), g = c.getContext('2d');
-  g.font = font; const m = g.measureText('Hg'); const asc = Math.ceil(m.fontBoundingBoxAscent), desc = Math.ceil(m.fontBoundingBoxDescent);
+  g.font = font; const m = g.measureText('Hg');
+  const asc = Math.ceil(m.fontBoundingBoxAscent), desc = Math.ceil(m.fontBoundingBoxDescent);
   const out = [];
   for (const ch of chars) {
     const adv = Math.round(g.measureText(ch).width), w = Math.max(1, adv + 4), h = asc + desc;
-    c.width = w; c.height = h; g.font = font; g.clearRect(0, 0, w, h); g.fillStyle = '#000'; g.textBaseline = 'alphabetic';
+    c.width = w; c.height = h; g.font = font; g.clearRect(0, 0, w, h);
+    g.fillStyle = '#000'; g.textBaseline = 'alphabetic';
     g.fillText(ch, 1, asc);
     const d = g.getImageData(0, 0, w, h).data, alpha = [];
     for (let i = 3; i < d.length; i += 4) alpha.push(d[i]);
@@ -50,5 +53,8 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else
-         Path(__file__).resolve().parents[1] / "site_gen" / "assets" / "og-font-dejavu-sans.npz")
+    main(
+        Path(sys.argv[1])
+        if len(sys.argv) > 1
+        else Path(__file__).resolve().parents[1] / "site_gen" / "assets" / "og-font-dejavu-sans.npz"
+    )

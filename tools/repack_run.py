@@ -4,6 +4,7 @@ A file written before the large tables lost their index (``rtreport.schema.UNIND
 this copies its rows into a fresh file, checks that every run's integrity checksums still hold and that every
 table holds as many rows as before, and only then replaces the file (a failure leaves it as it was).
 """
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,10 @@ def main(path: Path) -> int:
         raise
     before = path.stat().st_size
     os.replace(dest, path)
-    print(f"{path}: {before / 1e6:.1f} MB -> {path.stat().st_size / 1e6:.1f} MB, {sum(copied.values()):,} rows in "
-          f"{len(copied)} tables")
+    print(
+        f"{path}: {before / 1e6:.1f} MB -> {path.stat().st_size / 1e6:.1f} MB, {sum(copied.values()):,} rows in "
+        f"{len(copied)} tables"
+    )
     return 0
 
 

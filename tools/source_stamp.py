@@ -4,6 +4,7 @@ A copy of the checkout that runs where git cannot name its commit (the device ma
 session's first snapshot) records that commit as `code_version` when, and only when, the code it runs hashes the
 same (collect/provenance.py). Run it after the last commit and before carrying the tree: `python tools/source_stamp.py`.
 """
+
 import sys
 from pathlib import Path
 

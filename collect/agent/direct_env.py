@@ -18,12 +18,20 @@ What the chain does, step for step (ale-py 0.12, gymnasium 1.4):
     the third frame and into buffer 0 after the fourth (a game that ends earlier keeps the buffers as they were,
     as gymnasium does); the stack drops its oldest frame.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from .protocol import (FRAME_STACK, FRAMESKIP, GAME, MAX_EPISODE_FRAMES, SCREEN_SIZE, STICKY_ACTION_PROBABILITY,
-                       quiet_emulator)
+from .protocol import (
+    FRAME_STACK,
+    FRAMESKIP,
+    GAME,
+    MAX_EPISODE_FRAMES,
+    SCREEN_SIZE,
+    STICKY_ACTION_PROBABILITY,
+    quiet_emulator,
+)
 
 
 class _Actions:
@@ -40,7 +48,7 @@ class DirectEvalEnv:
         import cv2
         from ale_py import roms
 
-        quiet_emulator()   # before the interface exists: its constructor prints the ALE/Stella banner otherwise
+        quiet_emulator()  # before the interface exists: its constructor prints the ALE/Stella banner otherwise
         self._cv2 = cv2
         self.ale = ale_py.ALEInterface()
         self.ale.setLoggerMode(ale_py.LoggerMode.Error)
@@ -63,8 +71,9 @@ class DirectEvalEnv:
     def _frame(self) -> np.ndarray:
         b0, b1 = self._buffers
         np.maximum(b0, b1, out=b0)
-        return np.asarray(self._cv2.resize(b0, (SCREEN_SIZE, SCREEN_SIZE), interpolation=self._cv2.INTER_AREA),
-                          dtype=np.uint8)
+        return np.asarray(
+            self._cv2.resize(b0, (SCREEN_SIZE, SCREEN_SIZE), interpolation=self._cv2.INTER_AREA), dtype=np.uint8
+        )
 
     def reset(self, *, seed: int | None = None, options=None):
         if seed is not None:

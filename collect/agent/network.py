@@ -4,6 +4,7 @@ Scaling to [0, 1] happens inside the model, so every runtime (PyTorch, ONNX Runt
 TensorRT, ...) receives the same uint8 tensor (N, 4, 84, 84) and nothing outside the model
 can differ between them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,11 +30,19 @@ class QNetwork(nn.Module):
         super().__init__()
         self.num_actions = num_actions
         self.network = nn.Sequential(
-            nn.Conv2d(FRAME_STACK, 32, 8, stride=4), nn.LayerNorm([32, 20, 20]), nn.ReLU(),
-            nn.Conv2d(32, 64, 4, stride=2), nn.LayerNorm([64, 9, 9]), nn.ReLU(),
-            nn.Conv2d(64, 64, 3, stride=1), nn.LayerNorm([64, 7, 7]), nn.ReLU(),
+            nn.Conv2d(FRAME_STACK, 32, 8, stride=4),
+            nn.LayerNorm([32, 20, 20]),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 4, stride=2),
+            nn.LayerNorm([64, 9, 9]),
+            nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1),
+            nn.LayerNorm([64, 7, 7]),
+            nn.ReLU(),
             nn.Flatten(),
-            nn.Linear(3136, 512), nn.LayerNorm(512), nn.ReLU(),
+            nn.Linear(3136, 512),
+            nn.LayerNorm(512),
+            nn.ReLU(),
             nn.Linear(512, num_actions),
         )
 
@@ -60,10 +69,14 @@ def export_onnx(model: QNetwork, path: str | Path) -> None:
     model = model.cpu().eval()
     example = torch.zeros((1, FRAME_STACK, SCREEN_SIZE, SCREEN_SIZE), dtype=torch.uint8)
     torch.onnx.export(
-        model, (example,), str(path),
-        input_names=[ONNX_INPUT], output_names=[ONNX_OUTPUT],
+        model,
+        (example,),
+        str(path),
+        input_names=[ONNX_INPUT],
+        output_names=[ONNX_OUTPUT],
         dynamic_axes={ONNX_INPUT: {0: "batch"}, ONNX_OUTPUT: {0: "batch"}},
-        opset_version=ONNX_OPSET, dynamo=False,
+        opset_version=ONNX_OPSET,
+        dynamo=False,
     )
 
 

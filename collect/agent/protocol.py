@@ -14,6 +14,7 @@ Protocol (ALE v5 conventions, Machado et al. 2018):
   * an episode is the whole game (all lives) and is truncated at 108,000 frames;
   * score is the raw, unclipped game score.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ def protocol_settings() -> dict:
         "action_meanings": list(ACTION_MEANINGS),
         "eval_epsilon": EVAL_EPSILON,
         "eval_policy": "epsilon-greedy; per-episode numpy PCG64 generator seeded with the episode seed; "
-                       "one uniform draw and one action draw at every step",
+        "one uniform draw and one action draw at every step",
     }
 
 
@@ -76,6 +77,7 @@ def ale_seed(episode_seed: int) -> int:
 def quiet_emulator() -> None:
     """No ALE/Stella banner on stderr: the emulator logs errors only."""
     import ale_py
+
     ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Error)
 
 
@@ -151,8 +153,10 @@ def vector_env_seeds(episode_seeds) -> np.ndarray:
     seeds = [ale_seed(s) for s in episode_seeds]
     refused = [s for s, v in zip(episode_seeds, seeds) if v < 0]
     if refused:
-        raise ValueError(f"episode seed(s) {refused[:5]} derive a negative emulator seed, which the vector env "
-                         "cannot take; use training_episode_seeds")
+        raise ValueError(
+            f"episode seed(s) {refused[:5]} derive a negative emulator seed, which the vector env "
+            "cannot take; use training_episode_seeds"
+        )
     return np.array(seeds, dtype=np.int64)
 
 
@@ -232,9 +236,14 @@ class EpisodeInPlay:
         return Episode(self.seed, self.score, len(self.actions), self.truncated, self.actions)
 
 
-def play_episode(q_function: QFunction, seed: int, epsilon: float = EVAL_EPSILON,
-                 env=None, on_step: Callable[[np.ndarray, int], None] | None = None,
-                 max_steps: int | None = None) -> Episode:
+def play_episode(
+    q_function: QFunction,
+    seed: int,
+    epsilon: float = EVAL_EPSILON,
+    env=None,
+    on_step: Callable[[np.ndarray, int], None] | None = None,
+    max_steps: int | None = None,
+) -> Episode:
     """Play one whole game on ``seed`` and return its raw score and action trace.
 
     ``on_step(observation, step)`` is called before each decision (used to harvest states).

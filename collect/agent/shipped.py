@@ -3,6 +3,7 @@
 Everything here plays through ``protocol.play_episode`` with PyTorch FP32 on the CPU, so the
 model card's evaluation and the fixed states can be reproduced on any machine with a CPU.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,6 +34,7 @@ def torch_q_function(model: QNetwork):
         with torch.inference_mode():
             x = torch.from_numpy(np.ascontiguousarray(observation)).unsqueeze(0).to(device)
             return model(x)[0].cpu().numpy()
+
     return q
 
 
@@ -50,14 +52,18 @@ def evaluate(model: QNetwork, seeds, progress=None) -> list:
 def score_summary(scores) -> dict:
     """The model card's figures, from the same statistics the report uses."""
     from rtreport.stats import score_summary as full
+
     s = full(scores)
     return {k: s[k] for k in ("mean", "median", "std", "min", "max")}
 
 
 def machine_description() -> dict:
     return {
-        "cpu": cpu_name(), "os": platform.platform(), "python": platform.python_version(),
-        "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+        "cpu": cpu_name(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
     }
 
 
@@ -91,8 +97,9 @@ def harvest_fixed_states(model: QNetwork, seeds) -> tuple[np.ndarray, list[dict]
             fraction = step / episode.steps
             phase = "early" if fraction < 1 / 3 else "middle" if fraction < 2 / 3 else "late"
             states.append(seen[step])
-            index.append({"state": len(index), "seed": seed, "step": step, "episode_steps": episode.steps,
-                          "phase": phase})
+            index.append(
+                {"state": len(index), "seed": seed, "step": step, "episode_steps": episode.steps, "phase": phase}
+            )
     return np.stack(states).astype(np.uint8), index
 
 
@@ -101,21 +108,34 @@ def write_fixed_states(states: np.ndarray, index: list[dict], npy: Path, index_p
     npy.parent.mkdir(parents=True, exist_ok=True)
     with open(npy, "wb") as f:  # raw .npy: no timestamps, byte-stable
         np.save(f, states, allow_pickle=False)
-    index_path.write_text(json.dumps({
-        "count": len(index), "shape": list(states.shape), "dtype": "uint8",
-        "sha256": sha256_file(npy), "harvested_with": {"model_sha256": model_sha, "runtime": "PyTorch FP32, CPU"},
-        "states": index}, indent=1) + "\n")
+    index_path.write_text(
+        json.dumps(
+            {
+                "count": len(index),
+                "shape": list(states.shape),
+                "dtype": "uint8",
+                "sha256": sha256_file(npy),
+                "harvested_with": {"model_sha256": model_sha, "runtime": "PyTorch FP32, CPU"},
+                "states": index,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 def training_curve(returns_csv: Path, bin_frames: int = 1_000_000) -> list[dict]:
     """Training games' raw scores, averaged per bin of frames (the score curve of the card)."""
     import csv
+
     bins: dict[int, list[float]] = {}
     with open(returns_csv) as f:
         for row in csv.DictReader(f):
             bins.setdefault(int(row["frames"]) // bin_frames, []).append(float(row["score"]))
-    return [{"frames_up_to": (b + 1) * bin_frames, "games": len(v), "mean_score": round(statistics.fmean(v), 2)}
-            for b, v in sorted(bins.items())]
+    return [
+        {"frames_up_to": (b + 1) * bin_frames, "games": len(v), "mean_score": round(statistics.fmean(v), 2)}
+        for b, v in sorted(bins.items())
+    ]
 
 
 def package(checkpoint_dir: Path, code_version: str, trained_on: str) -> dict:
@@ -134,10 +154,16 @@ def package(checkpoint_dir: Path, code_version: str, trained_on: str) -> dict:
         "architecture": ARCHITECTURE,
         "parameters": parameter_count(model),
         "input": {"name": "observation", "dtype": "uint8", "shape": ["N", *OBSERVATION_SHAPE]},
-        "output": {"name": "q_values", "dtype": "float32", "shape": ["N", len(ACTION_MEANINGS)],
-                   "actions": list(ACTION_MEANINGS)},
-        "files": {name: {"path": paths.shown(p), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
-                  for name, p in (("weights", paths.AGENT_WEIGHTS), ("onnx", paths.AGENT_ONNX))},
+        "output": {
+            "name": "q_values",
+            "dtype": "float32",
+            "shape": ["N", len(ACTION_MEANINGS)],
+            "actions": list(ACTION_MEANINGS),
+        },
+        "files": {
+            name: {"path": paths.shown(p), "bytes": p.stat().st_size, "sha256": sha256_file(p)}
+            for name, p in (("weights", paths.AGENT_WEIGHTS), ("onnx", paths.AGENT_ONNX))
+        },
         "training": {
             "algorithm": "PQN (Gallici et al. 2024): Q(lambda), LayerNorm, vectorised envs, no replay buffer",
             "config": trainer["config"],
@@ -150,9 +176,9 @@ def package(checkpoint_dir: Path, code_version: str, trained_on: str) -> dict:
             "command": "rtreport train --checkpoint-dir .ckpt/pqn --max-minutes 8.4 (run twice; the second resumes)",
             "score_curve": training_curve(ckpt.returns),
             "score_curve_note": "mean raw score of training games, binned per 1M frames; exploration epsilon "
-                                f"decays linearly to {trainer['config']['end_e']} over the first "
-                                f"{trainer['config']['exploration_fraction'] * trainer['config']['total_timesteps'] * FRAMESKIP:,.0f}"
-                                " frames",
+            f"decays linearly to {trainer['config']['end_e']} over the first "
+            f"{trainer['config']['exploration_fraction'] * trainer['config']['total_timesteps'] * FRAMESKIP:,.0f}"
+            " frames",
         },
         "protocol": protocol_settings(),
     }
@@ -176,28 +202,36 @@ def card_markdown(card: dict) -> str:
     """The model card's summary as docs/agent.md shows it (tests/test_docs.py keeps the two in step)."""
     t, ev = card["training"], card["evaluation"]
     scores = ", ".join(f"{s:g}" for s in ev["scores"])
-    return "\n".join([
-        "| model card (`data/agent/model_card.json`) | |",
-        "|---|---|",
-        f"| architecture | {card['architecture']} |",
-        f"| parameters | {card['parameters']:,} |",
-        f"| training | {t['algorithm']}; {t['frames']:,} frames ({t['agent_steps']:,} agent steps), "
-        f"{t['wall_time_seconds'] / 60:.1f} min on {t['machine']}; code `{t['code_version'][:12]}` |",
-        f"| evaluation | {len(ev['scores'])} pre-registered seeds, {ev['runtime']} on {ev['machine']['cpu']} |",
-        f"| score | mean **{ev['mean']:.2f}**, median {ev['median']:g}, std {ev['std']:.2f}, "
-        f"min {ev['min']:g}, max {ev['max']:g} |",
-        f"| per-seed scores | {scores} |",
-    ])
+    return "\n".join(
+        [
+            "| model card (`data/agent/model_card.json`) | |",
+            "|---|---|",
+            f"| architecture | {card['architecture']} |",
+            f"| parameters | {card['parameters']:,} |",
+            f"| training | {t['algorithm']}; {t['frames']:,} frames ({t['agent_steps']:,} agent steps), "
+            f"{t['wall_time_seconds'] / 60:.1f} min on {t['machine']}; code `{t['code_version'][:12]}` |",
+            f"| evaluation | {len(ev['scores'])} pre-registered seeds, {ev['runtime']} on {ev['machine']['cpu']} |",
+            f"| score | mean **{ev['mean']:.2f}**, median {ev['median']:g}, std {ev['std']:.2f}, "
+            f"min {ev['min']:g}, max {ev['max']:g} |",
+            f"| per-seed scores | {scores} |",
+        ]
+    )
 
 
 def evaluate_against_card(update_card: bool, echo=print) -> int:
     """``rtreport agent evaluate``: play the evaluation seeds; write the card, or compare with it (exit status)."""
-    episodes = evaluate(shipped_model(), load_seeds()["evaluation"],
-                        progress=lambda e: echo(f"seed {e.seed}: score {e.score:g} ({e.steps} steps"
-                                                f"{', truncated' if e.truncated else ''})"))
+    episodes = evaluate(
+        shipped_model(),
+        load_seeds()["evaluation"],
+        progress=lambda e: echo(
+            f"seed {e.seed}: score {e.score:g} ({e.steps} steps{', truncated' if e.truncated else ''})"
+        ),
+    )
     record = evaluation_record(episodes)
-    echo(f"mean {record['mean']:.2f}  median {record['median']:g}  std {record['std']:.2f}  "
-         f"min {record['min']:g}  max {record['max']:g}")
+    echo(
+        f"mean {record['mean']:.2f}  median {record['median']:g}  std {record['std']:.2f}  "
+        f"min {record['min']:g}  max {record['max']:g}"
+    )
     if update_card:
         card = read_card()
         card["evaluation"] = record
@@ -225,8 +259,13 @@ def regenerate_fixed_states(check: bool, echo=print) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         npy, idx = Path(tmp) / "fixed_states.npy", Path(tmp) / "fixed_states.json"
         write_fixed_states(states, index, npy, idx, model_sha)
-        same = (npy.read_bytes() == paths.FIXED_STATES.read_bytes()
-                and idx.read_bytes() == paths.FIXED_STATES_INDEX.read_bytes())
-    echo("regenerated fixed states are byte-identical to the shipped ones" if same else
-         "regenerated fixed states DIFFER from the shipped ones")
+        same = (
+            npy.read_bytes() == paths.FIXED_STATES.read_bytes()
+            and idx.read_bytes() == paths.FIXED_STATES_INDEX.read_bytes()
+        )
+    echo(
+        "regenerated fixed states are byte-identical to the shipped ones"
+        if same
+        else "regenerated fixed states DIFFER from the shipped ones"
+    )
     return 0 if same else 1

@@ -8,6 +8,7 @@ the trainer state (``trainer.pt``: optimiser, step counter, iteration, accumulat
 config) and every finished game's raw score (``returns.csv``), so that training can be chained
 across commands that each stop after ``max_minutes``.
 """
+
 from __future__ import annotations
 
 import csv
@@ -68,8 +69,7 @@ def q_lambda_returns(rewards, dones, values, next_value, gamma: float, q_lambda:
     returns = torch.zeros_like(rewards)
     next_return, next_max_q = next_value, next_value
     for t in reversed(range(rewards.shape[0])):
-        returns[t] = rewards[t] + gamma * (1.0 - dones[t]) * (
-            q_lambda * next_return + (1.0 - q_lambda) * next_max_q)
+        returns[t] = rewards[t] + gamma * (1.0 - dones[t]) * (q_lambda * next_return + (1.0 - q_lambda) * next_max_q)
         next_return, next_max_q = returns[t], values[t]
     return returns
 
@@ -89,8 +89,10 @@ class Checkpoint:
     def save(self, net, optimizer, state: dict) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         # Write-then-rename: a command killed mid-save never leaves a torn checkpoint.
-        for path, obj in ((self.model, net.state_dict()),
-                          (self.trainer, {**state, "optimizer": optimizer.state_dict()})):
+        for path, obj in (
+            (self.model, net.state_dict()),
+            (self.trainer, {**state, "optimizer": optimizer.state_dict()}),
+        ):
             tmp = path.with_suffix(".tmp")
             torch.save(obj, tmp)
             tmp.replace(path)
@@ -111,17 +113,21 @@ class Checkpoint:
             w.writerows(rows)
 
 
-def train(config: TrainConfig, checkpoint_dir: str | Path, device: str = "auto",
-          max_minutes: float | None = None, max_iterations: int | None = None,
-          log=print) -> dict:
+def train(
+    config: TrainConfig,
+    checkpoint_dir: str | Path,
+    device: str = "auto",
+    max_minutes: float | None = None,
+    max_iterations: int | None = None,
+    log=print,
+) -> dict:
     """Train (or resume) until total_timesteps, max_minutes or max_iterations; return the state."""
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     ckpt = Checkpoint(checkpoint_dir)
     net = QNetwork().to(device)
     optimizer = torch.optim.RAdam(net.parameters(), lr=config.learning_rate)
-    state = {"global_step": 0, "iteration": 0, "wall_seconds": 0.0, "games": 0,
-             "config": dataclasses.asdict(config)}
+    state = {"global_step": 0, "iteration": 0, "wall_seconds": 0.0, "games": 0, "config": dataclasses.asdict(config)}
     if ckpt.exists():
         state = ckpt.load(net, optimizer, device)
         saved = TrainConfig(**state["config"])
@@ -180,20 +186,18 @@ def train(config: TrainConfig, checkpoint_dir: str | Path, device: str = "auto",
                 episode_score += reward
                 episode_steps += 1
                 for i in np.flatnonzero(game_over):
-                    finished.append((step + N, (step + N) * FRAMESKIP,
-                                     float(episode_score[i]), int(episode_steps[i])))
+                    finished.append((step + N, (step + N) * FRAMESKIP, float(episode_score[i]), int(episode_steps[i])))
                     episode_score[i], episode_steps[i] = 0.0, 0
 
             with torch.no_grad():
                 next_value = net(torch.from_numpy(obs_np).to(device)).max(dim=1).values
-            returns = q_lambda_returns(rewards_buf, dones_buf, values_buf, next_value,
-                                       config.gamma, config.q_lambda)
+            returns = q_lambda_returns(rewards_buf, dones_buf, values_buf, next_value, config.gamma, config.q_lambda)
             b_obs = obs_buf.reshape((-1,) + obs_buf.shape[2:])
             b_actions, b_returns = actions_buf.reshape(-1), returns.reshape(-1)
             for _ in range(config.update_epochs):
                 perm = torch.randperm(config.batch_size, device=device)
                 for start in range(0, config.batch_size, minibatch):
-                    idx = perm[start:start + minibatch]
+                    idx = perm[start : start + minibatch]
                     q_taken = net(b_obs[idx]).gather(1, b_actions[idx].unsqueeze(1)).squeeze(1)
                     loss = F.mse_loss(q_taken, b_returns[idx])
                     optimizer.zero_grad(set_to_none=True)
@@ -212,9 +216,11 @@ def train(config: TrainConfig, checkpoint_dir: str | Path, device: str = "auto",
             if done_here % 10 == 0 or state["iteration"] == config.num_iterations:
                 sps = done_here * config.batch_size / elapsed
                 mean = f"{np.mean(recent):7.1f}" if recent else "    n/a"
-                log(f"it {state['iteration']:5d}/{config.num_iterations} step {state['global_step']:>10,} "
+                log(
+                    f"it {state['iteration']:5d}/{config.num_iterations} step {state['global_step']:>10,} "
                     f"frames {state['global_step'] * FRAMESKIP:>11,} eps {eps:.3f} loss {loss.item():.4f} "
-                    f"score(last {len(recent)}) {mean} games {state['games']} sps {sps:,.0f}")
+                    f"score(last {len(recent)}) {mean} games {state['games']} sps {sps:,.0f}"
+                )
             if done_here % 50 == 0:
                 ckpt.save(net, optimizer, state)
             if max_iterations is not None and done_here >= max_iterations:

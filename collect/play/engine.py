@@ -12,6 +12,7 @@ an episode depends only on its seed and the Q-values its runtimes return, so the
 episodes that one game at a time through ``infer`` plays (tests/test_engine.py checks it on the CPU, and
 benchmarks/play_throughput.py on a GPU).
 """
+
 from __future__ import annotations
 
 import sys
@@ -57,16 +58,22 @@ def open_slots(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) -> dict:
         try:
             differing = overlap_differences(overlapping, n, rounds)
             failed = ", ".join(f"{rid}: {k} of {n * rounds}" for rid, k in differing.items() if k)
-            reason = f"the self-check failed ({failed} overlapped decisions differed from one at a time)" if failed else None
+            reason = (
+                f"the self-check failed ({failed} overlapped decisions differed from one at a time)" if failed else None
+            )
         except Exception as e:
             reason = f"the self-check could not run ({type(e).__name__}: {e})"
         for rid, r in overlapping.items():
             if reason:
                 r.close_slots(reason)
             else:
-                together = f" together with {', '.join(sorted(set(overlapping) - {rid}))}" if len(overlapping) > 1 else ""
-                r.overlap = (f"on: {n} slots, {r.slot_design}; {n * rounds} overlapped decisions{together} "
-                             "bit-identical to one at a time")
+                together = (
+                    f" together with {', '.join(sorted(set(overlapping) - {rid}))}" if len(overlapping) > 1 else ""
+                )
+                r.overlap = (
+                    f"on: {n} slots, {r.slot_design}; {n * rounds} overlapped decisions{together} "
+                    "bit-identical to one at a time"
+                )
         if reason:
             print(f"concurrent decisions off for {', '.join(overlapping)}: {reason}", file=sys.stderr, flush=True)
     return {rid: r.overlap for rid, r in live.items() if r.overlap is not None}
@@ -78,8 +85,10 @@ def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) 
     result is compared bit for bit with what ``infer`` returns for that state, one call at a time. Returns
     {runtime id: how many of its ``n * rounds`` overlapped decisions differed} (all 0: the overlap is exact)."""
     states = np.random.default_rng(0).integers(0, 256, (n, 1, *OBSERVATION_SHAPE), dtype=np.uint8)
-    bits = {rid: [np.ascontiguousarray(r.infer(x)[0], dtype=np.float32).view(np.uint32) for x in states]
-            for rid, r in runners.items()}
+    bits = {
+        rid: [np.ascontiguousarray(r.infer(x)[0], dtype=np.float32).view(np.uint32) for x in states]
+        for rid, r in runners.items()
+    }
     differing = dict.fromkeys(runners, 0)
     for k in range(rounds):
         for slot in range(n):
@@ -114,6 +123,7 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None):
 
         def next_task(block):
             return queue.popleft() if queue else None
+
     free = list(range(len(envs)))[::-1]
     playing: dict = {}  # slot -> _InPlay
     order: deque = deque()  # slots whose decisions are in flight, the oldest first
@@ -129,13 +139,20 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None):
                 continue
             shadows = [rid for rid in task.shadows if not isinstance(runners.get(rid, ""), str)]
             slot = free.pop()
-            game = measure.ShadowedGame(envs[slot], task.driver, shadows, task.seed, task.step_cap, task.until_first_flip)
+            game = measure.ShadowedGame(
+                envs[slot], task.driver, shadows, task.seed, task.step_cap, task.until_first_flip
+            )
             for rid in task.shadows:
                 if rid not in shadows:
                     game.tallies[rid] = measure.Shadow(error=runners.get(rid, "not prepared in this process"))
             # a twin stands in only where both it and its runtime are prepared here
-            stand = Stand({rid: twin for rid, twin in task.twins
-                           if not isinstance(runners.get(rid, ""), str) and not isinstance(runners.get(twin, ""), str)})
+            stand = Stand(
+                {
+                    rid: twin
+                    for rid, twin in task.twins
+                    if not isinstance(runners.get(rid, ""), str) and not isinstance(runners.get(twin, ""), str)
+                }
+            )
             playing[slot] = _InPlay(key, task, game, stand)
             playing[slot].submit(runners, slot)
             order.append(slot)
@@ -177,6 +194,7 @@ def _next_ready(runners: dict, playing: dict, order: deque) -> int:
 class _InPlay:
     """One slot's game and the decisions it has in flight: ``wanted`` asks for the runtimes the game needs,
     ``submitted`` are those that compute them (a twin in its runtime's place, ``twins.Stand``)."""
+
     __slots__ = ("key", "task", "game", "stand", "wanted", "submitted", "refused")
 
     def __init__(self, key, task, game, stand: Stand):

@@ -1,4 +1,5 @@
 """One look of the play test, pipelined seed by seed (``PlayPhase.run`` plays the looks in turn)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -26,24 +27,38 @@ class Look:
         self.seeds = d.at(k)
         self.check = set(d.seeds[: d.check_seeds])
         self.have = {rid: set(phase._episodes(rid)) for rid in dict.fromkeys([ref, *active])}
-        self.traces = {s: a for s, a in store.con.execute(
-            "SELECT seed, actions FROM episodes WHERE run_id = ? AND runtime_id = ?", [store.run_id, ref]).fetchall()}
-        self.pending: list = []  # heap of (priority, order, task): a seed's own games (0) before new reference games (1)
+        self.traces = {
+            s: a
+            for s, a in store.con.execute(
+                "SELECT seed, actions FROM episodes WHERE run_id = ? AND runtime_id = ?", [store.run_id, ref]
+            ).fetchall()
+        }
+        # heap of (priority, order, task): a seed's own games (0) before new reference games (1)
+        self.pending: list = []
         self.order = itertools.count()
         self.progress: dict = {}  # runtime id -> [ClosablePhase, tick, done, total]
 
     def _task(self, driver: str, shadows: tuple, seed: int, until_first_flip: bool = False) -> Task:
         """A game to play; on a check seed every runtime computes its own decisions (no twin stands in)."""
-        return Task(driver, shadows, seed, self.phase.design.step_cap, until_first_flip,
-                    () if seed in self.check else self.twins)
+        return Task(
+            driver,
+            shadows,
+            seed,
+            self.phase.design.step_cap,
+            until_first_flip,
+            () if seed in self.check else self.twins,
+        )
 
     @property
     def twins(self) -> tuple:
         """The pairs that stand in this look: none with a failed runtime or twin, and none standing in for the
         reference while the twin is itself a candidate under test (it would be compared with its own actions)."""
         failed, ref = self.phase.failed, self.phase.reference
-        return tuple((rid, twin) for rid, twin in self.phase.twins if rid not in failed and twin not in failed
-                     and not (rid == ref and twin in self.active))
+        return tuple(
+            (rid, twin)
+            for rid, twin in self.phase.twins
+            if rid not in failed and twin not in failed and not (rid == ref and twin in self.active)
+        )
 
     def _push(self, task: Task | None, priority: int) -> None:
         if task is not None:
@@ -56,8 +71,11 @@ class Look:
             c = self.active[j]
             if c in self.phase.failed or seed in self.have[c]:
                 continue
-            later = tuple(d for d in self.active[j + 1:] if d not in self.phase.failed and seed not in self.have[d]
-                          and seed not in self.check)
+            later = tuple(
+                d
+                for d in self.active[j + 1 :]
+                if d not in self.phase.failed and seed not in self.have[d] and seed not in self.check
+            )
             return self._task(c, later, seed, until_first_flip=True)
         return None
 
@@ -135,8 +153,11 @@ class Look:
         if self.k + 1 >= len(d.looks) or not self.active:
             return []
         nobody = {s for _, s in shadowed}
-        return [self._task(ref, tuple(self.active), s) for s in d.at(self.k + 1)[len(self.seeds):]
-                if s not in self.have[ref] and s not in nobody]
+        return [
+            self._task(ref, tuple(self.active), s)
+            for s in d.at(self.k + 1)[len(self.seeds) :]
+            if s not in self.have[ref] and s not in nobody
+        ]
 
     def _ended(self, task: Task, result, fault) -> bool:
         """A game of this look ended: stored, and its seed's next game pushed (a check seed's own games all started
@@ -160,8 +181,11 @@ class Look:
             return False
         episode, seconds, tallies, margins, twins = result
         if task.seed in self.traces and list(self.traces[task.seed]) != list(episode.actions):
-            phase._fail(ref, f"replaying seed {task.seed} to catch up shadows gave another episode than the stored "
-                             "one: its play is not deterministic")
+            phase._fail(
+                ref,
+                f"replaying seed {task.seed} to catch up shadows gave another episode than the stored "
+                "one: its play is not deterministic",
+            )
             return False
         # a game started ahead was shadowed by the previous look's candidates: only this look's count
         tallies = {rid: t for rid, t in tallies.items() if rid in self.active and rid not in phase.failed}
@@ -169,11 +193,26 @@ class Look:
             if t.error:
                 phase._fail(rid, t.error)
                 self._stop_progress(rid, t.error)
-        establish = [rid for rid, t in tallies.items() if not t.error and t.first_flip is None
-                     and t.decisions == episode.steps and task.seed not in self.check
-                     and task.seed not in self.have[rid]]
-        phase.store.add_episode(ref, episode, phase.design.step_cap, seconds, tallies, margins, flips=True,
-                                establish=establish, twins=_kept(twins, ref, tallies))
+        establish = [
+            rid
+            for rid, t in tallies.items()
+            if not t.error
+            and t.first_flip is None
+            and t.decisions == episode.steps
+            and task.seed not in self.check
+            and task.seed not in self.have[rid]
+        ]
+        phase.store.add_episode(
+            ref,
+            episode,
+            phase.design.step_cap,
+            seconds,
+            tallies,
+            margins,
+            flips=True,
+            establish=establish,
+            twins=_kept(twins, ref, tallies),
+        )
         self._got(ref, task.seed)
         for rid in establish:
             self._got(rid, task.seed)
@@ -189,10 +228,19 @@ class Look:
             return
         episode, seconds, tallies, margins, twins = result
         tallies = {rid: t for rid, t in tallies.items() if rid not in phase.failed}
-        establish = [rid for rid, t in tallies.items() if not t.error and t.first_flip is None
-                     and t.decisions == episode.steps]
-        phase.store.add_episode(c, episode, phase.design.step_cap, seconds, tallies, margins, establish=establish,
-                                twins=_kept(twins, c, tallies))
+        establish = [
+            rid for rid, t in tallies.items() if not t.error and t.first_flip is None and t.decisions == episode.steps
+        ]
+        phase.store.add_episode(
+            c,
+            episode,
+            phase.design.step_cap,
+            seconds,
+            tallies,
+            margins,
+            establish=establish,
+            twins=_kept(twins, c, tallies),
+        )
         for rid in (c, *establish):
             self._got(rid, task.seed)
 
@@ -206,8 +254,11 @@ class Look:
         for rid, total in owed.items():
             if not total:
                 continue
-            label = (f"play look {k + 1}: {ref}" + (f" + {len(self.active)} shadowing" if self.active else "")
-                     if rid == ref else f"play look {k + 1}: {rid}, own games or taken by the reuse rule")
+            label = (
+                f"play look {k + 1}: {ref}" + (f" + {len(self.active)} shadowing" if self.active else "")
+                if rid == ref
+                else f"play look {k + 1}: {rid}, own games or taken by the reuse rule"
+            )
             closable = ClosablePhase(phase.ui.phase(label, total, phase.players.in_flight))
             self.progress[rid] = [closable, stack.enter_context(closable), 0, total]
 

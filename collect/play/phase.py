@@ -10,6 +10,7 @@ plays that very episode (same seed → same emulator and ε draws → same obser
 episode is stored with ``source`` = the driver, not replayed; the first ``check_seeds`` seeds are replayed by
 every candidate anyway, a standing check of the rule.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,9 +25,9 @@ from .pool import Players
 
 @dataclass(frozen=True)
 class Design:
-    seeds: tuple          # the pre-registered list, in order
-    looks: tuple          # seeds played at each look, increasing
-    check_seeds: int      # the first seeds every candidate really replays
+    seeds: tuple  # the pre-registered list, in order
+    looks: tuple  # seeds played at each look, increasing
+    check_seeds: int  # the first seeds every candidate really replays
     step_cap: int | None
     margin_fraction: float
 
@@ -35,24 +36,41 @@ class Design:
 
 
 class PlayPhase:
-    def __init__(self, store, design: Design, reference: str, candidates: list[str], players: Players, ui,
-                 mark_failed, where, between=None):
+    def __init__(
+        self,
+        store,
+        design: Design,
+        reference: str,
+        candidates: list[str],
+        players: Players,
+        ui,
+        mark_failed,
+        where,
+        between=None,
+    ):
         """``between``: latency rounds owed after a look (``rounds.Rounds``), taken before the next look starts."""
         self.store, self.design, self.reference, self.between = store, design, reference, between
-        self.twins: tuple = ()   # ((runtime id, its twin), ...) for every game but the check seeds' (``twins``)
+        self.twins: tuple = ()  # ((runtime id, its twin), ...) for every game but the check seeds' (``twins``)
         self.candidates = list(candidates)
         self.players, self.ui, self.mark_failed, self.where = players, ui, mark_failed, where
         self.failed: set[str] = set()
 
     # -- what the file holds ---------------------------------------------------------------------------
     def _episodes(self, rid: str) -> dict:
-        return {s: (score, source) for s, score, source in self.store.con.execute(
-            "SELECT seed, score, source FROM episodes WHERE run_id = ? AND runtime_id = ?",
-            [self.store.run_id, rid]).fetchall()}
+        return {
+            s: (score, source)
+            for s, score, source in self.store.con.execute(
+                "SELECT seed, score, source FROM episodes WHERE run_id = ? AND runtime_id = ?", [self.store.run_id, rid]
+            ).fetchall()
+        }
 
     def _shadowed(self) -> set:
-        return set(self.store.con.execute("SELECT runtime_id, seed FROM shadow WHERE run_id = ? AND driver = ?",
-                                          [self.store.run_id, self.reference]).fetchall())
+        return set(
+            self.store.con.execute(
+                "SELECT runtime_id, seed FROM shadow WHERE run_id = ? AND driver = ?",
+                [self.store.run_id, self.reference],
+            ).fetchall()
+        )
 
     def decided(self, rid: str, reference_scores: dict) -> tuple[int, str] | None:
         """(look, outcome) at the first look where the play test decided ``rid``, from the stored episodes."""

@@ -13,6 +13,7 @@ main process already made (the same ONNX files, the same TensorRT engine) rather
 Workers ignore Ctrl-C, SIGTERM and SIGHUP: the main process is interrupted, stops the workers and keeps every
 episode it has already stored; a main process killed outright is noticed by its idle workers, which then end. A
 worker that dies (a native crash, the OOM killer) raises ``BrokenProcessPool`` where the main process waits."""
+
 from __future__ import annotations
 
 import multiprocessing
@@ -35,21 +36,32 @@ class Players:
     ``for task, result, fault in players.run(tasks)`` (in task order). ``fault`` is the ``RuntimeFault`` of a
     task whose driver failed, else None."""
 
-    def __init__(self, runners: dict, workers: int, model_path, artifacts, cuda_index: int, slots: int = 1,
-                 mps: bool = False):
+    def __init__(
+        self, runners: dict, workers: int, model_path, artifacts, cuda_index: int, slots: int = 1, mps: bool = False
+    ):
         """``workers`` processes (1: this one), each keeping ``slots`` games in flight (``engine.play_tasks``);
         ``mps``: the worker processes share the GPU through a private CUDA MPS daemon (``collect.mps``)."""
         self.workers, self.slots = workers, max(1, slots)
         self.gpu = gpu = any(getattr(getattr(r, "info", None), "device", None) == "cuda" for r in runners.values())
         self.cpus: list = [None]
         self.mps_asked, self.mps = mps, None
-        self.mps_off = None if not mps else ("no GPU runtime plays" if not gpu else
-                                             "play runs in one process" if workers <= 1 else None)
+        self.mps_off = (
+            None
+            if not mps
+            else ("no GPU runtime plays" if not gpu else "play runs in one process" if workers <= 1 else None)
+        )
         self.in_flight = max(1, workers) * self.slots  # games played at once
         self._originals = dict(runners)
         self.runners = {rid: r.for_play() for rid, r in runners.items()} if workers <= 1 else runners
-        self._initargs = (str(model_path), str(artifacts.folder), artifacts.made(), tuple(runners), cuda_index,
-                          {rid: r.worker_args() for rid, r in runners.items()}, self.slots)
+        self._initargs = (
+            str(model_path),
+            str(artifacts.folder),
+            artifacts.made(),
+            tuple(runners),
+            cuda_index,
+            {rid: r.worker_args() for rid, r in runners.items()},
+            self.slots,
+        )
         self._procs: list = []
         self._started: set = set()
         self._abandoned = False
@@ -66,6 +78,7 @@ class Players:
             env = {}
             if self.mps_wanted:
                 from ..mps import MpsDaemon
+
                 self.mps = MpsDaemon().__enter__()
                 self.mps.probe()
                 env = self.mps.env
@@ -73,8 +86,15 @@ class Players:
             context = multiprocessing.get_context("spawn")
             self._tasks, self._results = context.Queue(), context.Queue()
             self.cpus = core_sets(self.workers, self.gpu)
-            self._procs = [context.Process(target=_serve, args=(self._tasks, self._results, cpus, *self._initargs, env),
-                                           daemon=True, name=f"rtreport-play-{i}") for i, cpus in enumerate(self.cpus)]
+            self._procs = [
+                context.Process(
+                    target=_serve,
+                    args=(self._tasks, self._results, cpus, *self._initargs, env),
+                    daemon=True,
+                    name=f"rtreport-play-{i}",
+                )
+                for i, cpus in enumerate(self.cpus)
+            ]
             for process in self._procs:
                 process.start()
         else:
@@ -115,8 +135,9 @@ class Players:
             if item is not None:
                 return item
         # the engine ends when it has nothing in flight and nothing queued: a new one takes what was put since
-        self._engine = play_tasks(self.runners, self.envs,
-                                  lambda block: self._local.popleft() if self._local else None, self.main)
+        self._engine = play_tasks(
+            self.runners, self.envs, lambda block: self._local.popleft() if self._local else None, self.main
+        )
         return next(self._engine)
 
     def _receive(self):
@@ -128,8 +149,10 @@ class Players:
             except queues.Empty:
                 gone = [p for p in self._procs if p.exitcode is not None]
                 if gone:
-                    raise BrokenProcessPool(f"a play process ended unexpectedly (pid {gone[0].pid}, exit code "
-                                            f"{gone[0].exitcode}); the episodes it was playing are lost")
+                    raise BrokenProcessPool(
+                        f"a play process ended unexpectedly (pid {gone[0].pid}, exit code "
+                        f"{gone[0].exitcode}); the episodes it was playing are lost"
+                    )
                 continue
             if kind == "error":
                 raise BrokenProcessPool(f"play process {key} failed: {value.strip().splitlines()[-1]}\n{value}")
@@ -162,6 +185,7 @@ class Players:
         def ended():
             while (item := self.next_result()) is not None:
                 yield item[0], item[1:]
+
         for position, (result, fault) in in_task_order(ended(), len(tasks)):
             yield tasks[position], result, fault
 

@@ -9,6 +9,7 @@ results``; and ``wall`` and ``cpu`` (the process's own time since it began to pl
 ``storing episodes`` (the database writes) and ``waiting for results``. What is left of a play process's wall
 time is the engine's own Python (the ε draws, argmax, tallies). ``benchmarks/look_profile.py`` reads it back.
 """
+
 from __future__ import annotations
 
 import time
@@ -36,6 +37,7 @@ class Timings:
                 return f(*a, **k)
             finally:
                 self.add(name, _clock() - t)
+
         return call
 
     def watch_envs(self, envs) -> None:
@@ -54,6 +56,7 @@ class Timings:
 class TimedRunner:
     """A prepared runner whose ``submit``/``ready``/``fetch`` add to ``timings`` (the engine's loop uses it; the
     slots are opened on the runner itself)."""
+
     __slots__ = ("_runner", "_timings", "_names")
 
     def __init__(self, runner, rid: str, timings: Timings):
@@ -94,5 +97,8 @@ def timed_runners(runners: dict, timings: Timings | None) -> dict:
 def look_rows(run_id: str, session: int, look: int, per_process: dict) -> list[tuple]:
     """``play_time`` rows: (run_id, session, look, process, component, calls, seconds); ``per_process``:
     {process number: ``Timings.snapshot()``} (0: the main process)."""
-    return [(run_id, session, look, int(p), name, int(calls), float(seconds))
-            for p, snap in sorted(per_process.items()) for name, (calls, seconds) in sorted(snap.items())]
+    return [
+        (run_id, session, look, int(p), name, int(calls), float(seconds))
+        for p, snap in sorted(per_process.items())
+        for name, (calls, seconds) in sorted(snap.items())
+    ]

@@ -18,11 +18,12 @@ The rule, fixed before play and derived from the run's file only (so ``--resume`
   * a twin stands in for the reference only once it is no longer a candidate under test (``Look.twins``);
   * ``collect --no-twins`` turns the rule off.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-CHECK_EVERY = 8   # in each game, decisions 0, 8, 16, ... of a twinned runtime are also computed by the runtime
+CHECK_EVERY = 8  # in each game, decisions 0, 8, 16, ... of a twinned runtime are also computed by the runtime
 
 
 def pairs(specs, measured, state_q: dict) -> dict:
@@ -44,14 +45,14 @@ def pairs(specs, measured, state_q: dict) -> dict:
 
 def for_play(specs, runners: dict, store, owed) -> dict:
     """{runtime id: its twin} for the runtimes still ``owed`` play, from the run's file (``pairs``)."""
-    return {rid: twin for rid, twin in pairs(specs, runners, stored_q(store.con, store.run_id)).items()
-            if rid in owed}
+    return {rid: twin for rid, twin in pairs(specs, runners, stored_q(store.con, store.run_id)).items() if rid in owed}
 
 
 def stored_q(con, run_id: str) -> dict:
     """runtime id -> its fixed states' Q-values (rows in state order), from the run's file."""
-    rows = con.execute("SELECT runtime_id, q_values FROM state_q WHERE run_id = ? ORDER BY runtime_id, state_index",
-                       [run_id]).fetchall()
+    rows = con.execute(
+        "SELECT runtime_id, q_values FROM state_q WHERE run_id = ? ORDER BY runtime_id, state_index", [run_id]
+    ).fetchall()
     out: dict = {}
     for rid, q in rows:
         out.setdefault(rid, []).append(q)
@@ -65,11 +66,12 @@ def _bits(q) -> np.ndarray:
 class Stand:
     """One game's twins: which runtimes submit for the asked ones, and the tallies of what each twin computed.
     ``twins``: {runtime id: twin}, only pairs whose twin is prepared in this process."""
+
     __slots__ = ("twins", "counts")
 
     def __init__(self, twins: dict):
         self.twins = twins
-        self.counts = {rid: [twin, 0, 0, 0] for rid, twin in twins.items()}   # twin, decisions, checked, differing
+        self.counts = {rid: [twin, 0, 0, 0] for rid, twin in twins.items()}  # twin, decisions, checked, differing
 
     def submitted(self, asked: list, step: int) -> list:
         """The runtimes that compute this step's decisions for ``asked``: each twin in place of its runtime, and

@@ -1,6 +1,7 @@
 """A play process: it prepares its own copy of every runtime from the artifacts the main process made, then plays
 tasks from the shared queue (``engine.play_tasks``), sending each game's result as it ends, and its running
 time totals (``timing``) after it. Also: what a task is, and how many processes and slots play by default."""
+
 from __future__ import annotations
 
 import os
@@ -23,14 +24,15 @@ class Task:
     seed: int
     step_cap: int | None
     until_first_flip: bool = False
-    twins: tuple = ()   # ((runtime id, its twin), ...): who computes whose decisions in this game (``twins``)
+    twins: tuple = ()  # ((runtime id, its twin), ...): who computes whose decisions in this game (``twins``)
 
 
 def auto_workers(devices, num_tasks: int, slots: int = 1) -> int:
     """How many processes play when the user does not say. CPU runtimes only: one, whose runtimes use every core
-    (``--play-workers N`` plays in N processes, each on its share of the cores: ``core_sets``). GPU runtimes: with one game per process, one process
-    per two cores (at most 8), as more only time-slice the GPU; with several games in flight per process, the
-    emulator and Python bound each process, so one per core (at most 16; benchmarks/play_throughput.py)."""
+    (``--play-workers N`` plays in N processes, each on its share of the cores: ``core_sets``). GPU runtimes: with
+    one game per process, one process per two cores (at most 8), as more only time-slice the GPU; with several
+    games in flight per process, the emulator and Python bound each process, so one per core (at most 16;
+    benchmarks/play_throughput.py)."""
     if "cuda" not in set(devices):
         return 1
     cores = os.cpu_count() or 1
@@ -55,6 +57,7 @@ def _pin(cpus) -> None:
         return
     os.sched_setaffinity(0, cpus)
     import sys
+
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(len(cpus))
 
@@ -68,9 +71,11 @@ def auto_slots(devices) -> int:
 
 def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots, mps_env=None):
     from ..interrupts import ignore_stop_signals
+
     ignore_stop_signals()
     os.environ.update(mps_env or {})  # a client of the run's MPS daemon (collect.mps), before anything starts CUDA
     import cv2
+
     cv2.setNumThreads(1)  # the play processes already use every core; the resize is the same either way
     from ..artifacts import Artifacts
     from ..model_input import load_model

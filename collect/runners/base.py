@@ -19,6 +19,7 @@ Optional: play in other processes
 ``info`` is the runtime's registry entry (``registry.Runtime``); a runtime that cannot run on this machine raises
 ``RuntimeUnavailable`` with the reason (shown in the report).
 """
+
 from __future__ import annotations
 
 import time
@@ -66,7 +67,11 @@ class Runner:
         d = self.describe_impl()
         numerics = dict(d.get("numerics") or {})
         assert numerics.get("tf32", "not-applicable") in TF32_STATES, numerics
-        return {"libraries": dict(d.get("libraries") or {}), "numerics": numerics, "details": dict(d.get("details") or {})}
+        return {
+            "libraries": dict(d.get("libraries") or {}),
+            "numerics": numerics,
+            "details": dict(d.get("details") or {}),
+        }
 
     def close(self) -> None:
         self.close_impl()
@@ -145,9 +150,12 @@ class CudaSlots:
 
     def _new_slot(self, num_actions: int) -> dict:
         import torch
-        return {"done": torch.cuda.Event(),
-                "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
-                "host_out": torch.zeros((1, num_actions), dtype=torch.float32).pin_memory()}
+
+        return {
+            "done": torch.cuda.Event(),
+            "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
+            "host_out": torch.zeros((1, num_actions), dtype=torch.float32).pin_memory(),
+        }
 
     def _open(self) -> dict | None:
         """The slots when overlapping, else None (each slot then decides through ``infer``)."""
@@ -168,4 +176,3 @@ class CudaSlots:
     def close_slots(self, reason: str) -> None:
         self._slots = None
         self.overlap = f"off: {reason}; each game slot decides in turn"
-

@@ -7,6 +7,7 @@ graph variant: its one captured graph, replayed for each slot in turn on that st
 ordered on the one stream, each slot's result fetched after its own event. The same session and kernels as
 ``infer``; the engine's self-check compares the two bit for bit before trusting it.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,15 @@ PROVIDERS = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider", "te
 
 
 class OrtRunner(CudaSlots, Runner):
-    def __init__(self, info, onnx_path_getter, cuda_index: int = 0, cuda_graph: bool = False, ep: str | None = None,
-                 engine_cache=None):
+    def __init__(
+        self,
+        info,
+        onnx_path_getter,
+        cuda_index: int = 0,
+        cuda_graph: bool = False,
+        ep: str | None = None,
+        engine_cache=None,
+    ):
         """``info``: the registry entry. ``onnx_path_getter()`` -> (path, seconds it took to make); called once,
         in prepare.
 
@@ -48,8 +56,10 @@ class OrtRunner(CudaSlots, Runner):
     def unavailable_reason(ep: str) -> str | None:
         provider = PROVIDERS[ep]
         if provider not in ort.get_available_providers():
-            return (f"{provider} is not in onnxruntime {ort.__version__}'s providers "
-                    f"({', '.join(ort.get_available_providers())}); install onnxruntime-gpu")
+            return (
+                f"{provider} is not in onnxruntime {ort.__version__}'s providers "
+                f"({', '.join(ort.get_available_providers())}); install onnxruntime-gpu"
+            )
         return None
 
     def _provider_options(self) -> list:
@@ -57,12 +67,20 @@ class OrtRunner(CudaSlots, Runner):
             return [(PROVIDERS["cpu"], {})]
         if self.ep == "tensorrt":
             shape = "x".join(map(str, OBSERVATION_SHAPE))
-            trt = {"device_id": str(self._cuda_index), "trt_fp16_enable": "1" if self.info.precision == "fp16" else "0",
-                   "trt_engine_cache_enable": "1", "trt_engine_cache_path": str(self._engine_cache),
-                   "trt_profile_min_shapes": f"observation:1x{shape}", "trt_profile_opt_shapes": f"observation:1x{shape}",
-                   "trt_profile_max_shapes": f"observation:{MAX_BATCH}x{shape}"}
-            return [(PROVIDERS["tensorrt"], trt), (PROVIDERS["cuda"], {"device_id": str(self._cuda_index),
-                                                                       "use_tf32": "0"}), (PROVIDERS["cpu"], {})]
+            trt = {
+                "device_id": str(self._cuda_index),
+                "trt_fp16_enable": "1" if self.info.precision == "fp16" else "0",
+                "trt_engine_cache_enable": "1",
+                "trt_engine_cache_path": str(self._engine_cache),
+                "trt_profile_min_shapes": f"observation:1x{shape}",
+                "trt_profile_opt_shapes": f"observation:1x{shape}",
+                "trt_profile_max_shapes": f"observation:{MAX_BATCH}x{shape}",
+            }
+            return [
+                (PROVIDERS["tensorrt"], trt),
+                (PROVIDERS["cuda"], {"device_id": str(self._cuda_index), "use_tf32": "0"}),
+                (PROVIDERS["cpu"], {}),
+            ]
         # use_tf32=0: ORT's CUDA EP enables TF32 by default; the FP32 comparison must not.
         options = {"device_id": str(self._cuda_index), "use_tf32": "0"}
         if self.cuda_graph:
@@ -87,8 +105,10 @@ class OrtRunner(CudaSlots, Runner):
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session, why = _session_saying_why(str(path), options, self._provider_options())
         if self.info.device == "cuda" and self.session.get_providers()[0] != PROVIDERS[self.ep]:
-            raise RuntimeUnavailable(f"{PROVIDERS[self.ep]} did not load ({why or 'no reason given'}; session "
-                                     f"providers: {', '.join(self.session.get_providers())})")
+            raise RuntimeUnavailable(
+                f"{PROVIDERS[self.ep]} did not load ({why or 'no reason given'}; session "
+                f"providers: {', '.join(self.session.get_providers())})"
+            )
         self.input_name = self.session.get_inputs()[0].name
         self.output_name = self.session.get_outputs()[0].name
         if self.info.device == "cuda":
@@ -97,10 +117,12 @@ class OrtRunner(CudaSlots, Runner):
             # A CUDA graph replays fixed device addresses: bind OrtValues that live on the GPU for good,
             # and copy each decision's state into the input one (ONNX Runtime's documented pattern).
             n_actions = self.session.get_outputs()[0].shape[-1]
-            self.graph_in = ort.OrtValue.ortvalue_from_shape_and_type((1, *OBSERVATION_SHAPE), np.uint8, "cuda",
-                                                                      self._cuda_index)
-            self.graph_out = ort.OrtValue.ortvalue_from_shape_and_type((1, n_actions), np.float32, "cuda",
-                                                                       self._cuda_index)
+            self.graph_in = ort.OrtValue.ortvalue_from_shape_and_type(
+                (1, *OBSERVATION_SHAPE), np.uint8, "cuda", self._cuda_index
+            )
+            self.graph_out = ort.OrtValue.ortvalue_from_shape_and_type(
+                (1, n_actions), np.float32, "cuda", self._cuda_index
+            )
             self.binding.bind_ortvalue_input(self.input_name, self.graph_in)
             self.binding.bind_ortvalue_output(self.output_name, self.graph_out)
             self.session.run_with_iobinding(self.binding)  # the first run captures the graph
@@ -131,14 +153,16 @@ class OrtRunner(CudaSlots, Runner):
             return False
         if len(self._open() or {}) < n:
             import torch
+
             dev = f"cuda:{self._cuda_index}"
             if not hasattr(self, "_async"):
                 self._async = ort.RunOptions()
                 self._async.add_run_config_entry("disable_synchronize_execution_providers", "1")
             if self.cuda_graph:  # the graph's own input and output, seen by PyTorch (no copy)
-                self._graph_io = (_device_tensor(self.graph_in.data_ptr(), (1, *OBSERVATION_SHAPE), np.uint8, dev),
-                                  _device_tensor(self.graph_out.data_ptr(), tuple(self.graph_out.shape()), np.float32,
-                                                 dev))
+                self._graph_io = (
+                    _device_tensor(self.graph_in.data_ptr(), (1, *OBSERVATION_SHAPE), np.uint8, dev),
+                    _device_tensor(self.graph_out.data_ptr(), tuple(self.graph_out.shape()), np.float32, dev),
+                )
             n_actions = self.session.get_outputs()[0].shape[-1]
             slots = {}
             for slot in range(n):
@@ -147,14 +171,29 @@ class OrtRunner(CudaSlots, Runner):
                     s["device_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
                     s["device_out"] = torch.zeros((1, n_actions), dtype=torch.float32, device=dev)
                     s["binding"] = self.session.io_binding()
-                    s["binding"].bind_input(self.input_name, "cuda", self._cuda_index, np.uint8,
-                                            list(s["device_in"].shape), s["device_in"].data_ptr())
-                    s["binding"].bind_output(self.output_name, "cuda", self._cuda_index, np.float32,
-                                             list(s["device_out"].shape), s["device_out"].data_ptr())
+                    s["binding"].bind_input(
+                        self.input_name,
+                        "cuda",
+                        self._cuda_index,
+                        np.uint8,
+                        list(s["device_in"].shape),
+                        s["device_in"].data_ptr(),
+                    )
+                    s["binding"].bind_output(
+                        self.output_name,
+                        "cuda",
+                        self._cuda_index,
+                        np.float32,
+                        list(s["device_out"].shape),
+                        s["device_out"].data_ptr(),
+                    )
                 slots[slot] = s
             self._slots = slots
-        self.slot_design = ("all on the session's stream, its one graph replayed for each in turn" if self.cuda_graph
-                            else "all on the session's stream, each with its own device input and output")
+        self.slot_design = (
+            "all on the session's stream, its one graph replayed for each in turn"
+            if self.cuda_graph
+            else "all on the session's stream, each with its own device input and output"
+        )
         return True
 
     def submit(self, slot: int, batch: np.ndarray) -> None:
@@ -162,6 +201,7 @@ class OrtRunner(CudaSlots, Runner):
         if slots is None:
             return super().submit(slot, batch)
         import torch
+
         s = slots[slot]
         s["host_in"].numpy()[...] = batch  # the slot's previous decision was fetched: its copies are done
         device_in, device_out = self._graph_io if self.cuda_graph else (s["device_in"], s["device_out"])
@@ -197,8 +237,11 @@ class OrtRunner(CudaSlots, Runner):
         if self._stream is not None:
             details["compute_stream"] = "a PyTorch CUDA stream of the runner (user_compute_stream)"
         use_tf32 = cuda.get("use_tf32")
-        return {"libraries": libraries, "details": details,
-                "numerics": {"tf32": "on" if str(use_tf32) == "1" else "off", "switches": {"use_tf32": use_tf32}}}
+        return {
+            "libraries": libraries,
+            "details": details,
+            "numerics": {"tf32": "on" if str(use_tf32) == "1" else "off", "switches": {"use_tf32": use_tf32}},
+        }
 
 
 def _session_saying_why(path: str, options, providers: list):
@@ -208,6 +251,7 @@ def _session_saying_why(path: str, options, providers: list):
     and the error's first line becomes part of the runtime's reason instead."""
     import contextlib
     import io
+
     said = io.StringIO()
     ort.set_default_logger_severity(4)
     try:
@@ -225,6 +269,7 @@ def _session_saying_why(path: str, options, providers: list):
 def _torch_stream(cuda_index: int):
     """A CUDA stream for the session to compute on, or None where PyTorch has no CUDA (the EP then uses its own)."""
     import torch
+
     if not torch.cuda.is_available():
         return None
     return torch.cuda.Stream(f"cuda:{cuda_index}")
@@ -242,6 +287,12 @@ def _device_tensor(pointer: int, shape: tuple, dtype, device: str):
     import torch
 
     class View:
-        __cuda_array_interface__ = {"shape": tuple(shape), "typestr": np.dtype(dtype).str, "data": (pointer, False),
-                                    "version": 3, "strides": None}
+        __cuda_array_interface__ = {
+            "shape": tuple(shape),
+            "typestr": np.dtype(dtype).str,
+            "data": (pointer, False),
+            "version": 3,
+            "strides": None,
+        }
+
     return torch.as_tensor(View(), device=device)

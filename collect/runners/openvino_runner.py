@@ -10,6 +10,7 @@ One thread configuration, fair against ONNX Runtime's CPU EP and PyTorch (which 
 ``INFERENCE_PRECISION_HINT`` f32 — without it OpenVINO computes in BF16 on CPUs that have BF16 instructions, and
 "FP32" would not be FP32. What the compiled model reports for each goes into the runtime's ``details``/``numerics``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,17 +33,22 @@ def unavailable_reason(precision: str) -> str | None:
     needed = ["openvino"] + (["nncf"] if precision == "int8" else [])
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
-        return f"{' and '.join(missing)} not installed (pip install \"rtreport[collect]\")"
+        return f'{" and ".join(missing)} not installed (pip install "rtreport[collect]")'
     return None
 
 
 def compile_config() -> dict:
-    return {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "INFERENCE_NUM_THREADS": len(os.sched_getaffinity(0)),
-            "INFERENCE_PRECISION_HINT": "f32"}
+    return {
+        "PERFORMANCE_HINT": "LATENCY",
+        "NUM_STREAMS": 1,
+        "INFERENCE_NUM_THREADS": len(os.sched_getaffinity(0)),
+        "INFERENCE_PRECISION_HINT": "f32",
+    }
 
 
 def save_ir(model, out: Path) -> None:
     import openvino as ov
+
     ov.save_model(model, str(out), compress_to_fp16=False)
 
 
@@ -52,7 +58,7 @@ def quantize_nncf(ir: Path, states: np.ndarray, out: Path) -> None:
 
     nncf.set_log_level(logging.ERROR)
     model = ov.Core().read_model(str(ir))
-    dataset = nncf.Dataset([states[i:i + 1] for i in range(len(states))])
+    dataset = nncf.Dataset([states[i : i + 1] for i in range(len(states))])
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):  # its progress bar
         quantized = nncf.quantize(model, dataset, subset_size=len(states))
     save_ir(quantized, out)
@@ -67,18 +73,26 @@ class OpenVinoRunner(Runner):
     def _ir(self) -> tuple[Path, float]:
         """The IR this runtime runs and the seconds this run spent making it (export, conversion, quantization)."""
         import openvino as ov
+
         source, export_seconds = self._artifacts.onnx_fp32()
-        fp32, convert_seconds = self._artifacts.make("openvino_fp32.xml",
-                                                     lambda out: save_ir(ov.Core().read_model(str(source)), out))
+        fp32, convert_seconds = self._artifacts.make(
+            "openvino_fp32.xml", lambda out: save_ir(ov.Core().read_model(str(source)), out)
+        )
         if self.info.precision == "fp32":
             return fp32, export_seconds + convert_seconds
         import nncf
+
         calibration = calibration_set(self._model, self._artifacts)
-        int8, seconds = self._artifacts.make(f"openvino_int8-{calibration.info['key']}.xml",
-                                             lambda out: quantize_nncf(fp32, calibration.states(), out))
-        self._quantization = {"library": f"nncf.quantize (NNCF {nncf.__version__})", "preset": "NNCF default (mixed)",
-                              "subset_size": int(calibration.info["states"]), "quantize_seconds": round(seconds, 3),
-                              "calibration": calibration.info}
+        int8, seconds = self._artifacts.make(
+            f"openvino_int8-{calibration.info['key']}.xml", lambda out: quantize_nncf(fp32, calibration.states(), out)
+        )
+        self._quantization = {
+            "library": f"nncf.quantize (NNCF {nncf.__version__})",
+            "preset": "NNCF default (mixed)",
+            "subset_size": int(calibration.info["states"]),
+            "quantize_seconds": round(seconds, 3),
+            "calibration": calibration.info,
+        }
         return int8, export_seconds + convert_seconds + calibration.seconds + seconds
 
     def prepare_impl(self):
@@ -86,6 +100,7 @@ class OpenVinoRunner(Runner):
         if reason:
             raise RuntimeUnavailable(reason)
         import openvino as ov
+
         start = time.perf_counter()
         path, made_seconds = self._ir()
         # Everything made for this runtime counts, also what another runtime made first (the ONNX export, the
@@ -101,17 +116,21 @@ class OpenVinoRunner(Runner):
 
     def describe_impl(self) -> dict:
         import openvino as ov
+
         libraries = {"openvino": ov.__version__}
         if self._quantization:
             import nncf
+
             libraries["nncf"] = nncf.__version__
         compiled = {name: _shown(self.compiled.get_property(name)) for name in REPORTED}
-        details = {"device": "CPU", "requested": {k: str(v) for k, v in compile_config().items()},
-                   "compiled": compiled}
+        details = {"device": "CPU", "requested": {k: str(v) for k, v in compile_config().items()}, "compiled": compiled}
         if self._quantization:
             details["quantization"] = self._quantization
-        return {"libraries": libraries, "details": details,
-                "numerics": {"tf32": "not-applicable", "inference_precision": compiled["INFERENCE_PRECISION_HINT"]}}
+        return {
+            "libraries": libraries,
+            "details": details,
+            "numerics": {"tf32": "not-applicable", "inference_precision": compiled["INFERENCE_PRECISION_HINT"]},
+        }
 
     def close_impl(self):
         self.request = self.compiled = None

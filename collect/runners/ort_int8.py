@@ -11,6 +11,7 @@ has no INT8 convolution or Gemm, so there the Q/DQ nodes run as nodes around FP3
 INT8 arithmetic): its ``details`` say so. The quantized model is made once per run, shared by both EPs and by
 every play process; calibration and quantization count in the runtime's ``prepare_seconds``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,21 +26,33 @@ from ..calibration import calibration_set
 from .onnxrt import OrtRunner
 
 OPS = ("Conv", "Gemm")
-SETTINGS = {"format": "QDQ", "weights": "int8, per output channel", "activations": "uint8, per tensor",
-            "calibration_method": "Percentile (99.999)", "quantized_ops": list(OPS),
-            "fp32_ops": "LayerNormalization, ReLU, the input's /255"}
-CUDA_NOTE = ("ONNX Runtime's CUDA EP implements QuantizeLinear and DequantizeLinear but no INT8 Conv or Gemm: "
-             "the values are rounded to the INT8 grid and computed in FP32 (no TF32)")
+SETTINGS = {
+    "format": "QDQ",
+    "weights": "int8, per output channel",
+    "activations": "uint8, per tensor",
+    "calibration_method": "Percentile (99.999)",
+    "quantized_ops": list(OPS),
+    "fp32_ops": "LayerNormalization, ReLU, the input's /255",
+}
+CUDA_NOTE = (
+    "ONNX Runtime's CUDA EP implements QuantizeLinear and DequantizeLinear but no INT8 Conv or Gemm: "
+    "the values are rounded to the INT8 grid and computed in FP32 (no TF32)"
+)
 CALIBRATION_BATCH = 64
 
 
 def quantize_qdq(source: Path, states: np.ndarray, out: Path) -> None:
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self._batches = iter(states[i:i + CALIBRATION_BATCH] for i in range(0, len(states), CALIBRATION_BATCH))
+            self._batches = iter(states[i : i + CALIBRATION_BATCH] for i in range(0, len(states), CALIBRATION_BATCH))
 
         def get_next(self):
             batch = next(self._batches, None)
@@ -50,10 +63,18 @@ def quantize_qdq(source: Path, states: np.ndarray, out: Path) -> None:
     logging.disable(logging.WARNING)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            quantize_static(str(source), str(out), Reader(), quant_format=QuantFormat.QDQ,
-                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
-                            calibrate_method=CalibrationMethod.Percentile, op_types_to_quantize=list(OPS),
-                            extra_options={"CalibPercentile": 99.999})
+            quantize_static(
+                str(source),
+                str(out),
+                Reader(),
+                quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QUInt8,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                calibrate_method=CalibrationMethod.Percentile,
+                op_types_to_quantize=list(OPS),
+                extra_options={"CalibPercentile": 99.999},
+            )
     finally:
         logging.disable(logging.NOTSET)
 
@@ -70,10 +91,16 @@ class OrtInt8Runner(OrtRunner):
         start = time.perf_counter()
         calibration = calibration_set(self._model, self._artifacts)
         source, export_seconds = self._artifacts.onnx_fp32()
-        path, seconds = self._artifacts.make(f"model_int8_qdq-{calibration.info['key']}.onnx",
-                                             lambda out: quantize_qdq(source, calibration.states(), out))
-        self._quantization = {**SETTINGS, "library": "onnxruntime.quantization.quantize_static",
-                              "quantize_seconds": round(seconds, 3), "calibration": calibration.info}
+        path, seconds = self._artifacts.make(
+            f"model_int8_qdq-{calibration.info['key']}.onnx",
+            lambda out: quantize_qdq(source, calibration.states(), out),
+        )
+        self._quantization = {
+            **SETTINGS,
+            "library": "onnxruntime.quantization.quantize_static",
+            "quantize_seconds": round(seconds, 3),
+            "calibration": calibration.info,
+        }
         return path, export_seconds + calibration.seconds + seconds - (time.perf_counter() - start)
 
     def describe_impl(self) -> dict:

@@ -2,6 +2,7 @@
 (``pip install onnxruntime-ep-nv-tensorrt-rtx``, ONNX Runtime ≥ 1.23): registered with ONNX Runtime, then given
 the devices it reports. Precision comes from the model's types (the FP16 runtime loads the FP16 ONNX); inputs
 and outputs stay on the host (the EP copies them)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,11 +18,13 @@ def _plugin():
     import importlib
 
     import onnxruntime as ort
+
     try:
         ep = importlib.import_module(PACKAGE)
     except ImportError as e:
-        raise RuntimeUnavailable(f"the TensorRT-RTX EP plugin is not installed ({e}); "
-                                 "pip install onnxruntime-ep-nv-tensorrt-rtx") from None
+        raise RuntimeUnavailable(
+            f"the TensorRT-RTX EP plugin is not installed ({e}); pip install onnxruntime-ep-nv-tensorrt-rtx"
+        ) from None
     if not hasattr(ort, "register_execution_provider_library"):
         raise RuntimeUnavailable(f"onnxruntime {ort.__version__} has no plugin EP support (needs ≥ 1.23)")
     name = ep.get_ep_name()
@@ -29,8 +32,10 @@ def _plugin():
         try:
             ort.register_execution_provider_library(name, ep.get_library_path())
         except Exception as e:
-            raise RuntimeUnavailable(f"onnxruntime could not load the TensorRT-RTX EP library: "
-                                     f"{type(e).__name__}: {str(e).splitlines()[0][:300]}") from None
+            raise RuntimeUnavailable(
+                f"onnxruntime could not load the TensorRT-RTX EP library: "
+                f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+            ) from None
         _registered[name] = True
     return ort, ep, name
 
@@ -53,9 +58,11 @@ class OrtPluginEpRunner(Runner):
             return str(e)
         if not found:
             ort, ep, _ = _plugin()
-            return (f"the TensorRT-RTX EP ({PACKAGE} {getattr(ep, '__version__', '?')}, loaded into onnxruntime "
-                    f"{ort.__version__}) reports no device it can run on here (it serves RTX-class GPUs: compute "
-                    "capability 8.0, 8.6, 8.9 and 12.x)")
+            return (
+                f"the TensorRT-RTX EP ({PACKAGE} {getattr(ep, '__version__', '?')}, loaded into onnxruntime "
+                f"{ort.__version__}) reports no device it can run on here (it serves RTX-class GPUs: compute "
+                "capability 8.0, 8.6, 8.9 and 12.x)"
+            )
         return None
 
     def prepare_impl(self):
@@ -67,7 +74,7 @@ class OrtPluginEpRunner(Runner):
         self.artifact_path, self.artifact_bytes = path, path.stat().st_size
         options = ort.SessionOptions()
         found = devices()
-        options.add_provider_for_devices(found[self._cuda_index:self._cuda_index + 1] or found[:1], {})
+        options.add_provider_for_devices(found[self._cuda_index : self._cuda_index + 1] or found[:1], {})
         try:
             self.session = ort.InferenceSession(str(path), sess_options=options)
         except Exception as e:  # the EP refusing this GPU says so in its own words
@@ -83,6 +90,9 @@ class OrtPluginEpRunner(Runner):
 
     def describe_impl(self) -> dict:
         import onnxruntime as ort
-        return {"libraries": {"onnxruntime": ort.__version__, PACKAGE: getattr(self, "ep_version", None)},
-                "numerics": {"tf32": "by-types"},
-                "details": {"providers": self.session.get_providers() if hasattr(self, "session") else None}}
+
+        return {
+            "libraries": {"onnxruntime": ort.__version__, PACKAGE: getattr(self, "ep_version", None)},
+            "numerics": {"tf32": "by-types"},
+            "details": {"providers": self.session.get_providers() if hasattr(self, "session") else None},
+        }

@@ -7,6 +7,7 @@ What has run where: the build path runs for real with TensorRT-RTX on a CPU mach
 buffers, copies, ``execute_async_v3``, CUDA graphs — needs a GPU the library serves and is tested against a
 recording fake only (tests/test_tensorrt.py). Native TensorRT cannot be installed in this project's workplace.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -54,8 +55,16 @@ def gpu_reason(cudart) -> str | None:
 
 
 class TensorRTRunner(Runner):
-    def __init__(self, info, flavour: str, onnx_getters: dict, engine_folder, model_sha: str, cuda_index: int = 0,
-                 cuda_graph: bool = False):
+    def __init__(
+        self,
+        info,
+        flavour: str,
+        onnx_getters: dict,
+        engine_folder,
+        model_sha: str,
+        cuda_index: int = 0,
+        cuda_graph: bool = False,
+    ):
         """``flavour``: "trt" or "trtrtx" (``trt_build.FLAVOURS``). ``onnx_getters``: {"fp32": callable,
         "fp16": callable}, each -> (path, seconds to make it)."""
         super().__init__(info)
@@ -87,14 +96,16 @@ class TensorRTRunner(Runner):
         self.trt, self.version = trt, trt.__version__
         cuda_check(cudart.cudaSetDevice(self._cuda_index))
         props = cuda_check(cudart.cudaGetDeviceProperties(self._cuda_index))
-        gpu_name = props.name.decode(errors="replace").rstrip("\0") if isinstance(props.name, bytes) else str(props.name)
+        gpu_name = (
+            props.name.decode(errors="replace").rstrip("\0") if isinstance(props.name, bytes) else str(props.name)
+        )
         data = Path(self._reuse_engine).read_bytes() if self._reuse_engine else self._build(gpu_name)
         try:
             self.runtime, self.engine = trt_build.load_engine(trt, data)
         except trt_build.VersionMismatch:
             if not self._reuse_engine:
                 raise
-            self._reuse_engine = None          # another version's engine: build this version's own
+            self._reuse_engine = None  # another version's engine: build this version's own
             data = self._build(gpu_name)
             self.runtime, self.engine = trt_build.load_engine(trt, data)
         self.context = self.engine.create_execution_context()
@@ -129,8 +140,9 @@ class TensorRTRunner(Runner):
         self.artifact_bytes = len(self.built.engine)
         self.prepare_seconds = seconds + self.built.seconds
         self._engine_folder.mkdir(parents=True, exist_ok=True)
-        self.artifact_path = self._engine_folder / engine_file_name(self.flavour.key, self.info.precision,
-                                                                    self.version, gpu_name, self._model_sha)
+        self.artifact_path = self._engine_folder / engine_file_name(
+            self.flavour.key, self.info.precision, self.version, gpu_name, self._model_sha
+        )
         self.artifact_path.write_bytes(self.built.engine)
         return self.built.engine
 
@@ -155,8 +167,9 @@ class TensorRTRunner(Runner):
             raise RuntimeError(f"set_input_shape refused ({n}, {OBSERVATION_SHAPE}) for {self.input_name}")
         if not self.context.execute_async_v3(self.stream):
             raise RuntimeError("execute_async_v3 failed")
-        cuda_check(cudart.cudaMemcpyAsync(self.h_out.ctypes.data, self.d_out, n * self.num_actions * 4, D2H,
-                                          self.stream))
+        cuda_check(
+            cudart.cudaMemcpyAsync(self.h_out.ctypes.data, self.d_out, n * self.num_actions * 4, D2H, self.stream)
+        )
 
     def _capture(self, cudart) -> None:
         """Capture the batch=1 copy-infer-copy sequence into a CUDA graph (after one plain enqueue,
@@ -194,8 +207,11 @@ class TensorRTRunner(Runner):
         details = {"cuda_graph": self.cuda_graph}
         if b:
             details.update(onnx=b.onnx, typing=b.typing, build_seconds=round(b.seconds, 3), io=b.io)
-        return {"libraries": {self.flavour.module: getattr(self, "version", None)},
-                "numerics": b.numerics if b else {}, "details": details}
+        return {
+            "libraries": {self.flavour.module: getattr(self, "version", None)},
+            "numerics": b.numerics if b else {},
+            "details": details,
+        }
 
     def close_impl(self) -> None:
         """Free every CUDA object this runner made, in reverse order; the first failure is raised after all."""
@@ -203,8 +219,11 @@ class TensorRTRunner(Runner):
             return
         cudart = _cudart()
         errors = []
-        free = {"graph_exec": cudart.cudaGraphExecDestroy, "graph": cudart.cudaGraphDestroy,
-                "stream": cudart.cudaStreamDestroy}
+        free = {
+            "graph_exec": cudart.cudaGraphExecDestroy,
+            "graph": cudart.cudaGraphDestroy,
+            "stream": cudart.cudaStreamDestroy,
+        }
         for kind, obj in reversed(self._cuda_objects):
             errors.append(_error(free[kind](obj)))
         for kind, ptr in self._allocations:

@@ -1,5 +1,6 @@
 """PyTorch: eager on the CPU (the CPU reference) and CUDA (the GPU reference, TF32 off), and on CUDA
 FP32/FP16 a captured CUDA graph of the eager model, and ``torch.compile`` (Inductor) captured the same way."""
+
 from __future__ import annotations
 
 import os
@@ -27,7 +28,7 @@ def tf32_state() -> dict:
 COMPILE_MODE = "default"
 
 
-_FILES_AT_PROCESS_START: list = []   # the cache's file count when this process first looked, before any compile
+_FILES_AT_PROCESS_START: list = []  # the cache's file count when this process first looked, before any compile
 
 
 def inductor_cache_state() -> dict:
@@ -49,8 +50,11 @@ def inductor_cache_state() -> dict:
     files = sum(len(names) for _, _, names in os.walk(folder)) if os.path.isdir(folder) else 0
     if not _FILES_AT_PROCESS_START:
         _FILES_AT_PROCESS_START.append(files)
-    return {"set_by_environment": "TORCHINDUCTOR_CACHE_DIR" in os.environ, "files_before_compile": files,
-            "files_at_process_start": _FILES_AT_PROCESS_START[0]}
+    return {
+        "set_by_environment": "TORCHINDUCTOR_CACHE_DIR" in os.environ,
+        "files_before_compile": files,
+        "files_at_process_start": _FILES_AT_PROCESS_START[0],
+    }
 
 
 class TorchRunner(CudaSlots, Runner):
@@ -80,6 +84,7 @@ class TorchRunner(CudaSlots, Runner):
             return f"no CUDA device visible to PyTorch {torch.__version__} (torch.cuda.is_available() is False)"
         if compiled:
             from torch.utils._triton import has_triton
+
             if not has_triton():
                 return f"torch.compile's Inductor needs Triton, which PyTorch {torch.__version__} cannot find here"
         return None
@@ -184,6 +189,7 @@ class TorchRunner(CudaSlots, Runner):
         details = {"threads": torch.get_num_threads()}
         if self.compiled:
             import triton
+
             libraries["triton"] = triton.__version__
             details["compile_mode"] = COMPILE_MODE
             details["inductor_cache"] = getattr(self, "inductor_cache", None)
@@ -192,5 +198,8 @@ class TorchRunner(CudaSlots, Runner):
         libraries.update(cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version())
         details["gpu"] = torch.cuda.get_device_name(self._torch_device)
         switches = tf32_state()
-        return {"libraries": libraries, "details": details,
-                "numerics": {"tf32": "on" if any(switches.values()) else "off", "switches": switches}}
+        return {
+            "libraries": libraries,
+            "details": details,
+            "numerics": {"tf32": "on" if any(switches.values()) else "off", "switches": switches},
+        }

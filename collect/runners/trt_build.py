@@ -7,6 +7,7 @@ the sweep's largest batch, precision and TF32 by what the installed library offe
 by version guesses — and serialize. Loading an engine (``load_engine``) needs the GPU; its refusal is turned
 into a reason: an unsupported GPU is "unavailable", an engine from another version is rebuilt.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -22,17 +23,25 @@ WORKSPACE_BYTES = 1 << 30
 
 @dataclass(frozen=True)
 class Flavour:
-    key: str          # runtime id prefix and library key in the runtime row
-    module: str       # what to import
-    name: str         # as the pages name it
-    install: str      # how to get it
+    key: str  # runtime id prefix and library key in the runtime row
+    module: str  # what to import
+    name: str  # as the pages name it
+    install: str  # how to get it
 
 
 FLAVOURS = {
-    "trt": Flavour("trt", "tensorrt", "TensorRT",
-                   "pip install tensorrt (its libraries come from NVIDIA's package index, pypi.nvidia.com)"),
-    "trtrtx": Flavour("trtrtx", "tensorrt_rtx", "TensorRT-RTX",
-                      "pip install tensorrt-rtx (from PyPI; runs on compute capability 8.0, 8.6, 8.9 and 12.x)"),
+    "trt": Flavour(
+        "trt",
+        "tensorrt",
+        "TensorRT",
+        "pip install tensorrt (its libraries come from NVIDIA's package index, pypi.nvidia.com)",
+    ),
+    "trtrtx": Flavour(
+        "trtrtx",
+        "tensorrt_rtx",
+        "TensorRT-RTX",
+        "pip install tensorrt-rtx (from PyPI; runs on compute capability 8.0, 8.6, 8.9 and 12.x)",
+    ),
 }
 
 
@@ -48,12 +57,14 @@ def import_library(flavour: Flavour):
     try:
         return importlib.import_module(flavour.module)
     except ImportError as e:
-        raise RuntimeUnavailable(f"the {flavour.module} Python package is not installed ({e}); "
-                                 f"{flavour.install}") from None
+        raise RuntimeUnavailable(
+            f"the {flavour.module} Python package is not installed ({e}); {flavour.install}"
+        ) from None
 
 
 def make_logger(trt):
     """A TensorRT logger that keeps the library's errors, so a refusal can be reported in its own words."""
+
     class Log(trt.ILogger):
         def __init__(self):
             trt.ILogger.__init__(self)
@@ -62,6 +73,7 @@ def make_logger(trt):
         def log(self, severity, msg):
             if severity in (trt.ILogger.ERROR, trt.ILogger.INTERNAL_ERROR):
                 self.errors.append(str(msg))
+
     return Log()
 
 
@@ -69,10 +81,10 @@ def make_logger(trt):
 class BuildResult:
     engine: bytes
     seconds: float
-    onnx: str                        # "fp32" or "fp16": the ONNX the engine was parsed from
-    numerics: dict                   # the runtime row's numerics: TF32 state and the switches that set it
-    typing: str                      # "strongly typed" or "weakly typed (BuilderFlag.FP16)"
-    io: dict = field(default_factory=dict)   # the network's input and output as checked
+    onnx: str  # "fp32" or "fp16": the ONNX the engine was parsed from
+    numerics: dict  # the runtime row's numerics: TF32 state and the switches that set it
+    typing: str  # "strongly typed" or "weakly typed (BuilderFlag.FP16)"
+    io: dict = field(default_factory=dict)  # the network's input and output as checked
 
 
 def plan(trt, precision: str) -> tuple[str, bool, tuple, tuple]:
@@ -82,7 +94,7 @@ def plan(trt, precision: str) -> tuple[str, bool, tuple, tuple]:
     strongly = hasattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED")
     flags = dir(trt.BuilderFlag)
     clear = ("TF32",) if "TF32" in flags else ()
-    if strongly:   # the ONNX's types decide: the FP16 engine comes from the FP16 ONNX, as for every runtime
+    if strongly:  # the ONNX's types decide: the FP16 engine comes from the FP16 ONNX, as for every runtime
         return precision, True, (), clear
     if precision == "fp16":
         if "FP16" not in flags:
@@ -100,8 +112,9 @@ def check_network(trt, network, num_actions: int) -> dict:
     if x.dtype != trt.DataType.UINT8 or len(in_shape) != 4 or in_shape[1:] != OBSERVATION_SHAPE:
         raise ContractError(f"input {x.name} must be uint8 (N, 4, 84, 84); it is {x.dtype.name.lower()} {in_shape}")
     if y.dtype != trt.DataType.FLOAT or len(out_shape) != 2 or out_shape[1] != num_actions:
-        raise ContractError(f"output {y.name} must be float32 (N, {num_actions}); it is {y.dtype.name.lower()} "
-                            f"{out_shape}")
+        raise ContractError(
+            f"output {y.name} must be float32 (N, {num_actions}); it is {y.dtype.name.lower()} {out_shape}"
+        )
     return {"input": x.name, "output": y.name, "input_shape": list(in_shape), "output_shape": list(out_shape)}
 
 
@@ -135,11 +148,19 @@ def build(trt, onnx_paths: dict, precision: str, num_actions: int, max_batch: in
     if serialized is None:
         raise RuntimeError(f"{trt.__name__}'s builder made no engine: {'; '.join(log.errors) or 'no error logged'}")
     tf32_cleared = "TF32" in clear_flags and not config.get_flag(trt.BuilderFlag.TF32)
-    numerics = {"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}} if tf32_cleared else \
-        {"tf32": "by-types" if strongly else "default"}
-    return BuildResult(bytes(serialized), time.perf_counter() - start, which, numerics,
-                       "strongly typed" if strongly else "weakly typed (BuilderFlag.FP16)" if set_flags
-                       else "weakly typed", io)
+    numerics = (
+        {"tf32": "off", "switches": {"BuilderFlag.TF32": "cleared"}}
+        if tf32_cleared
+        else {"tf32": "by-types" if strongly else "default"}
+    )
+    return BuildResult(
+        bytes(serialized),
+        time.perf_counter() - start,
+        which,
+        numerics,
+        "strongly typed" if strongly else "weakly typed (BuilderFlag.FP16)" if set_flags else "weakly typed",
+        io,
+    )
 
 
 def load_engine(trt, data: bytes):
@@ -170,14 +191,16 @@ def io_tensors(trt, engine, num_actions: int) -> tuple[str, str]:
     if engine.get_tensor_dtype(outputs[0]) != trt.DataType.FLOAT:
         raise ContractError(f"engine output {outputs[0]} is {engine.get_tensor_dtype(outputs[0])}, not float32")
     if int(engine.get_tensor_shape(outputs[0])[-1]) != num_actions:
-        raise ContractError(f"engine output {outputs[0]} has shape {tuple(engine.get_tensor_shape(outputs[0]))}, "
-                            f"not (N, {num_actions})")
+        raise ContractError(
+            f"engine output {outputs[0]} has shape {tuple(engine.get_tensor_shape(outputs[0]))}, not (N, {num_actions})"
+        )
     return inputs[0], outputs[0]
 
 
 def _reason(text: str) -> str:
     """The library's message without its source-location noise, on one line."""
     import re
-    text = re.sub(r"\s*\(In [^()]*(?:\([^()]*\)[^()]*)*\)", "", text)   # "(In f at x.cpp:25 (cudaError 35))"
+
+    text = re.sub(r"\s*\(In [^()]*(?:\([^()]*\)[^()]*)*\)", "", text)  # "(In f at x.cpp:25 (cudaError 35))"
     text = re.sub(r"\[[^\]]*\.cpp::[^\]]*\]\s*", "", text)
     return " ".join(text.split())[:400]

@@ -7,6 +7,7 @@ Jinja2's i18n extension (``_()`` in a template), installed by ``site_gen.render`
 docs/zh-tw-glossary.md. To edit: change the PO files (``pybabel update -i site_gen/locale/rtreport.pot -d
 site_gen/locale -D rtreport`` after adding a message id to the template).
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,7 +24,7 @@ LANGUAGES = [  # (url segment, BCP 47 tag for lang/hreflang, name shown in the s
     ("zh-tw", "zh-Hant-TW", "繁體中文"),
     ("en", "en", "English"),
 ]
-LOCALES = {"zh-tw": "zh_Hant_TW", "en": "en"}   # url segment -> the catalogue's locale (Babel's name)
+LOCALES = {"zh-tw": "zh_Hant_TW", "en": "en"}  # url segment -> the catalogue's locale (Babel's name)
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN = "rtreport"
 
@@ -32,10 +33,16 @@ DOMAIN = "rtreport"
 # language at display time: the file keeps its title, a zh-TW page shows these phrases in Chinese
 # (docs/zh-tw-glossary.md). Longest first; each result holds none of the phrases, so applying it twice is harmless.
 TITLE_PHRASES = {
-    "zh-tw": (("torch.compile (default)", "torch.compile（預設模式）"), ("IO binding", "輸入輸出繫結"),
-              ("CUDA graph", "CUDA 圖"), ("(plugin)", "（外掛）"),
-              # the comma between a title's precision and its variant, full-width as in Chinese text
-              ("FP32, ", "FP32，"), ("FP16, ", "FP16，"), ("INT8, ", "INT8，")),
+    "zh-tw": (
+        ("torch.compile (default)", "torch.compile（預設模式）"),
+        ("IO binding", "輸入輸出繫結"),
+        ("CUDA graph", "CUDA 圖"),
+        ("(plugin)", "（外掛）"),
+        # the comma between a title's precision and its variant, full-width as in Chinese text
+        ("FP32, ", "FP32，"),
+        ("FP16, ", "FP16，"),
+        ("INT8, ", "INT8，"),
+    ),
 }
 
 
