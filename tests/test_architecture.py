@@ -99,7 +99,9 @@ def test_imports_flow_one_way_from_the_command_line_down_to_the_core():
 
 
 def test_no_module_is_too_long_to_read_in_one_sitting():
-    long = {m: n for m, p in _modules().items() if (n := len(p.read_text().splitlines())) > 300}
+    """A module's length in characters other than whitespace, so that the measure is the formatter's to keep: how
+    it breaks a call into lines changes no count. 13,000 is about what 300 lines held before the formatter."""
+    long = {m: n for m, p in _modules().items() if (n := len(re.sub(r"\s", "", p.read_text()))) > 13_000}
     assert not long, long
 
 
