@@ -28,7 +28,7 @@ and ``site_gen.verdict.faster_gate``):
 Rates are pooled over the fitted runtimes of each file (each runtime simulated with its own fitted spread) and
 shown per runtime as their range.
 
-    python benchmarks/latency_coverage.py                     # the committed files; about 10 minutes on 2 cores
+    python benchmarks/latency_coverage.py                     # the committed files; about 2 minutes on 2 cores
     python benchmarks/latency_coverage.py --machines 300 --gate-machines 1000   # quicker, rougher
     python benchmarks/latency_coverage.py data/nvidia-h200.duckdb old-h200.duckdb   # runs of one label pool
 """
