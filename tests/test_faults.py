@@ -505,7 +505,9 @@ def test_each_unreadable_model_kind_gets_its_own_line(tmp_path):
 @pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
 def test_piped_progress_is_plain_lines_and_quiet_is_silent(tmp_path):
     out = tmp_path / "p.duckdb"
-    loud = subprocess.run(_collect_cmd(out, "--runtimes", "ort-cpu-fp32"), cwd=tmp_path, capture_output=True, text=True)
+    loud = subprocess.run(
+        _collect_cmd(out, "--runtimes", "ort-cpu-fp32", "--repeats", "0"), cwd=tmp_path, capture_output=True, text=True
+    )
     assert loud.returncode == 0, loud.stderr
     assert "A.L.E" not in loud.stderr and "Stella" not in loud.stderr
     phases = [line.split("] ", 1)[1] for line in loud.stderr.splitlines() if line.startswith("[")]
@@ -520,7 +522,7 @@ def test_piped_progress_is_plain_lines_and_quiet_is_silent(tmp_path):
     ]
     assert [p.split(": ", 2)[0] + ": " + p.split(": ", 2)[1] for p in phases] == expected, phases
     quiet = subprocess.run(
-        _collect_cmd(tmp_path / "q.duckdb", "--runtimes", "ort-cpu-fp32", "--quiet"),
+        _collect_cmd(tmp_path / "q.duckdb", "--runtimes", "ort-cpu-fp32", "--repeats", "0", "--quiet"),
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -140,7 +140,13 @@ def test_resume_after_ctrl_c_finishes_the_run_without_repeating_it(tmp_path, nud
     cut.with_name(cut.name + ".wal").write_bytes(b"a log left by a run killed earlier")  # must not be replayed
     assert run_collect(CollectOptions(artifacts=tmp_path / "a", quiet=True, resume=cut, rounds=4)) == 0
     assert _rows(cut, "SELECT status FROM runs") == [("complete",)] and not cut.with_name(cut.name + ".wal").exists()
-    assert _rows(cut, "SELECT session, status FROM sessions ORDER BY 1") == [(0, "incomplete"), (1, "complete")]
+    # the cut session, the resumed one, then the run's two repeats in fresh processes
+    assert _rows(cut, "SELECT session, status FROM sessions ORDER BY 1") == [
+        (0, "incomplete"),
+        (1, "complete"),
+        (2, "complete"),
+        (3, "complete"),
+    ]
     # the interrupted run's rows are kept, its after-play round and one more were added (4 runtimes), and the
     # games are the same games
     assert _rows(cut, "SELECT count(*) FROM latency")[0][0] == stored + 2 * 4 * 300
