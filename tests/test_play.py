@@ -332,6 +332,7 @@ def test_a_runtime_failing_in_play_is_recorded_and_its_progress_line_says_so(
                 quick=True,
                 quiet=False,
                 play_slots=3,
+                repeats=0,  # the runtimes are patched into this process: a fresh process would not know them
             )
         )
         == 0
