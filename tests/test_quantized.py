@@ -49,6 +49,8 @@ def quantized_run(tmp_path_factory):
                 "collect",
                 "--quick",
                 "--quiet",
+                "--repeats",
+                "0",  # the run's own rounds only (repeats are tested on their own)
                 "--out",
                 str(out),
                 "--label",
