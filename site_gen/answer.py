@@ -12,11 +12,15 @@ from .findings import failed_why, recommendation, recommendation_text, undecided
 from .wording import pct, play_claim, reproduction, speed, stat_name
 
 
+def _line(key: str, t, text: str) -> dict:
+    return {"key": key, "label": t(f"ans_label_{key}"), "text": text}
+
+
 def answer_lines(res: RunResult, t) -> list[dict]:
     """[{label, text}] in reading order; a run that cannot be judged (or where nothing passes) says so first."""
     rec = recommendation(res)
     if res.withheld or rec is None:
-        lines = [{"label": t("ans_label_answer"), "text": recommendation_text(res, t)}]
+        lines = [_line("answer", t, recommendation_text(res, t))]
     else:
         lines = _recommended(res, rec["runtime"], t)
     judged = [r for r in res.runtimes if r.verdict]
@@ -27,6 +31,7 @@ def answer_lines(res: RunResult, t) -> list[dict]:
         e = {"outcomes": [r.verdict.outcome for r in worthy], "n": len(worthy)}
         lines.append(
             {
+                "key": "also",
                 "label": t("ans_label_also"),
                 "text": claims.say(
                     t,
@@ -44,9 +49,10 @@ def answer_lines(res: RunResult, t) -> list[dict]:
         if not group:
             continue
         e = {"outcomes": [r.verdict.outcome for r in group], "n": len(group)}
-        named = t("semi").join(t("paren", a=r.rows.title, b=why(r, t)) for r in group)
+        named = t("semi").join(t("ans_named", runtime=r.rows.title, why=why(r, t)) for r in group)
         lines.append(
             {
+                "key": outcome,
                 "label": t(f"ans_label_{outcome}"),
                 "text": claims.say(
                     t,
@@ -103,13 +109,13 @@ def _recommended(res: RunResult, r, t) -> list[dict]:
             threshold=pct(gate, 0),
         )
     lines = [
-        {"label": t("ans_label_use"), "text": use},
-        {"label": t("ans_label_speed"), "text": fast},
-        {"label": t("ans_label_same"), "text": same},
-        {"label": t("ans_label_play"), "text": play_claim(r.play, t, rid, prefix="ans_play")},
-        {"label": t("ans_label_decision"), "text": t("ans_decision", outcome=t("outcome_deployment-worthy"))},
-        {"label": t("ans_label_scope"), "text": scope_text(res, t, "scope_bare")},
+        _line("use", t, use),
+        _line("speed", t, fast),
+        _line("same", t, same),
+        _line("play", t, play_claim(r.play, t, rid, prefix="ans_play")),
+        _line("decision", t, t("ans_decision", outcome=t("outcome_deployment-worthy"))),
+        _line("scope", t, scope_text(res, t, "scope_bare")),
     ]
     if r.reproduction and r.reproduction["reproducible"] is not True:  # what a deployer must know
-        lines.append({"label": t("ans_label_mind"), "text": reproduction(r.reproduction, t, rid)})
+        lines.append(_line("mind", t, t("ans_mind", text=reproduction(r.reproduction, t, rid))))
     return lines

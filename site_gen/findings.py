@@ -17,6 +17,7 @@ from .wording import (
     pct,
     play_claim,
     play_evidence,
+    signed,
     reproduction,
     rounds_text,
     speed,
@@ -236,9 +237,9 @@ def trade_off(res: RunResult, t) -> list[str]:
                 "trade_play_mean",
                 x,
                 rid,
-                mean=f"{x['mean']:+.2f}",
-                low=f"{x['low']:+.2f}",
-                high=f"{x['high']:+.2f}",
+                mean=signed(x["mean"]),
+                low=signed(x["low"]),
+                high=signed(x["high"]),
             )
         )
 
@@ -442,8 +443,8 @@ def failed_why(r: RuntimeResult, t) -> str:
                     "why_play_fail",
                     play_evidence(g.detail),
                     r.rows.runtime_id,
-                    mean=f"{g.value:+.2f}",
-                    high=f"{g.high:+.2f}",
+                    mean=signed(g.value),
+                    high=signed(g.high),
                     margin=f"{g.detail['margin']:.2f}",
                 )
             )

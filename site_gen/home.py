@@ -13,12 +13,14 @@ from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap
 from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
-from .findings import recommendation, recommendation_text
+from .answer import answer_lines
+from .findings import recommendation
 from .i18n import Translator
 from .pages import chart_view, label_of, runtime_order, verdict_cell
-from .wording import pct, stat_name
+from .wording import pct, signed, stat_name
 
 STUDY = json.loads(Path(__file__).with_name("original_study.json").read_text(encoding="utf-8"))
+CARD_LEAVES_OUT = ("answer", "use", "speed", "decision", "scope")
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
 FAMILIES = (("trtrtx-", "family_tensorrt_rtx"), ("trt-", "family_tensorrt"), ("ort-trt", "family_ort_tensorrt"))
 
@@ -115,13 +117,14 @@ def card(res: RunResult, slug: str, t: Translator) -> dict:
     r = rec["runtime"] if rec else None
     run = res.rows.run
     return {
-        "title": t("card_title", label=label_of(res), device=run.get("gpu_name") or run.get("cpu") or "?"),
-        "short": label_of(res),
+        "title": t("card_title", label=res.rows.run["label"], device=run.get("gpu_name") or run.get("cpu") or "?"),
+        "short": res.rows.run["label"],
         "date": str(res.rows.run.get("started_at") or "")[:10],
         "href": f"hardware/{slug}/index.html",
-        "link_text": t("open_machine", label=label_of(res)),
+        "link_text": t("open_machine", label=res.rows.run["label"]),
         "headline": headline(res, t),
-        "text": recommendation_text(res, t),
+        # the machine page's summary, less what the headline says and the scope its page gives
+        "lines": [line for line in answer_lines(res, t) if line["key"] not in CARD_LEAVES_OUT],
         "tensorrt": tensorrt_note(res, t),
         "css": "ok" if r else "none",
         **run_state(run, t),
@@ -140,7 +143,7 @@ def run_state(run: dict, t: Translator) -> dict:
 
 def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
     ordered = newest_first(results, slugs)
-    machines = [{"label": label_of(res), "href": f"hardware/{slug}/index.html"} for res, slug in ordered]
+    machines = [{"label": res.rows.run["label"], "href": f"hardware/{slug}/index.html"} for res, slug in ordered]
     seen = {r.rows.runtime_id: r.rows.title for res in results for r in res.runtimes}
     ran_somewhere = {
         r.rows.runtime_id for res in results for r in res.runtimes if r.rows.status not in ("unavailable",)
@@ -152,8 +155,8 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
         cells = []
         for res, _ in ordered:
             r = res.runtime(rid)
-            if r:
-                cells.append({**verdict_cell(r, res, t), "absent": False})
+            if r:  # one that could not run on that machine is left out on a phone, as one not run there
+                cells.append({**verdict_cell(r, res, t), "absent": r.rows.status == "unavailable"})
             else:  # not run on that machine: left out on a phone
                 cells.append(
                     {
@@ -168,7 +171,7 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
         matrix.append({"title": seen[rid], "cells": cells})
     not_run = reasons.grouped(
         [
-            (f"{r.rows.runtime_id} ({label_of(res)})", r.rows.status, r.rows.reason)
+            (f"{r.rows.runtime_id} ({res.rows.run['label']})", r.rows.status, r.rows.reason)
             for res, _ in ordered
             for r in res.runtimes
             if r.rows.status == "unavailable"
@@ -182,7 +185,7 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
         facts.append({"label": t("model"), "value": f"{name} — sha256 {sha[:12]}…"})
     workloads: dict[str, list] = {}  # runs differ in how many seeds they played: say whose workload is whose
     for res, _ in ordered:
-        workloads.setdefault(workload_text(res, t), []).append(label_of(res))
+        workloads.setdefault(workload_text(res, t), []).append(res.rows.run["label"])
     for w, labels in sorted(workloads.items()):
         facts.append(
             {
@@ -293,7 +296,7 @@ def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> d
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
     return {
         "lead": compare_lead(results, slugs, t),
-        "chart": chart_view(chart, t, "../../data/cross-hardware.csv") if chart else None,
+        "chart": chart and {**chart_view(chart, t, "../../data/cross-hardware.csv"), "table_href": "#t-cross-hardware"},
         "notices": notices,
         "alike": None if notices else t("compare_intro"),
         "groups": machine_groups(results, slugs, t, "../", answers_only=True),
@@ -322,7 +325,7 @@ def study_page(results: list[RunResult], slugs: list[str], t: Translator) -> dic
             measured = bool(r.latency)
             ours.append(
                 {
-                    "machine": label_of(res),
+                    "machine": res.rows.run["label"],
                     "href": f"../hardware/{slug}/index.html",
                     "study_runtime": match["study"][lang],
                     "runtime": r.rows.title,
@@ -364,7 +367,7 @@ def paired_cell(x, t: Translator) -> str:
         return "—"
     if p["sd"] == 0 and p["mean"] == 0:
         return t("play_identical_cell", n=f"{p['n']:,}")
-    return f"{p['mean']:+.2f} [{p['low']:+.2f}, {p['high']:+.2f}], {p['n']:,}"
+    return f"{signed(p['mean'])} [{signed(p['low'])}, {signed(p['high'])}], {p['n']:,}"
 
 
 def cross_hardware_chart(results: list[RunResult], t) -> Chart | None:

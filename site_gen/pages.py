@@ -22,9 +22,11 @@ from .findings import sentences
 from .i18n import LANGUAGES, Translator
 from .multiplicity import family_text
 from .speed_charts import latency_chart, speed_chart
+from .tables_page import machine_tables
 from .tables import played_agreement_table, play_test_table, repeats_tables, rounds_table
 from .verdict import Gates
-from .wording import gate_reason, pct
+from .verdict_why import gate_tables, short_why
+from .wording import gate_reason, pct, signed
 
 OUTCOME_CSS = {
     "deployment-worthy": "ok",
@@ -119,6 +121,7 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
         else "",
         "table": {"head": [heading(c) for c in chart.columns], "rows": chart.rows},
         "csv_href": csv_href,
+        "table_href": None,  # where the data table stands when not beside the chart (a machine's tables page)
         "height": chart.figure["layout"].get("height", 400),
     }
 
@@ -201,9 +204,9 @@ def comparison_text(c: dict, t: Translator) -> str:
         {"mean": p["mean"], "low": p["ci_low"], "high": p["ci_high"]},
         pair,
         **names,
-        mean=f"{p['mean']:+.2f}",
-        low=f"{p['ci_low']:+.2f}",
-        high=f"{p['ci_high']:+.2f}",
+        mean=signed(p["mean"]),
+        low=signed(p["ci_low"]),
+        high=signed(p["ci_high"]),
         identical=p["identical"],
         n=p["n"],
     )
@@ -244,7 +247,14 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     ]
     comparisons = [comparison_text(c, t) for c in res.comparisons]
     measured = [r for r in res.runtimes if r.rows.status not in ("unavailable", "failed")]
-    verdicts = [{"title": r.rows.title, "cell": verdict_cell(r, res, t)} for r in measured]
+    verdicts = [
+        {
+            "title": r.rows.title,
+            "cell": verdict_cell(r, res, t),
+            "why": t("reason_reference") if r.is_reference else short_why(r, res, t),
+        }
+        for r in measured
+    ]
     lat_n = max((r.latency["n"] for r in res.runtimes if r.latency), default=0)
     not_run = reasons.grouped(
         [
@@ -256,8 +266,9 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     )
     date = str(run.get("started_at") or "")[:10]
     seeds = len(run.get("settings", {}).get("seeds", []))
-    return {
+    page = {
         "heading": machine_title(res, t),
+        "machine": t("machine_name", label=run["label"], device=run.get("gpu_name") or run.get("cpu") or "?"),
         "date": t(
             "measured_on",
             date=date,
@@ -271,6 +282,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "answer": answer_lines(res, t),
         "scope": scope_text(res, t),
         "verdicts": verdicts,
+        "gate_tables": gate_tables(res, t),
         "family": family_text(res, t),
         "charts": charts,
         "flips": flips,
@@ -315,6 +327,8 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "not_run": not_run,
         "provenance": [{"label": k, "value": v} for k, v in provenance_rows(res, t)],
     }
+    page["tables"] = machine_tables(page, t)  # the long tables on a page of their own, linked from each part
+    return page
 
 
 def speed_notes(res: RunResult, t: Translator) -> list[str]:

@@ -4,6 +4,7 @@ the same seeds."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 
@@ -14,6 +15,7 @@ from .chart_margins import legend_room, set_margins
 from .charts import GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline, _wrap, hover_lines
 from .claims import titles
 from .twin_view import play_outcome
+from .wording import signed
 
 
 def _judged_seeds(res: RunResult, r) -> list[int]:
@@ -187,7 +189,7 @@ def play_chart(res: RunResult, t) -> Chart | None:
             [
                 t("play_identical_cell", n=f"{r.play['n']:,}")
                 if r.play["sd"] == 0 and r.play["mean"] == 0
-                else t("hover_play_ci", low=f"{r.play['low']:+.1f}", high=f"{r.play['high']:+.1f}"),
+                else t("hover_play_ci", low=signed(r.play["low"], 1), high=signed(r.play["high"], 1)),
                 f"{r.play['n']:,}",
                 t(f"play_{r.play['outcome']}"),
             ]
@@ -218,8 +220,8 @@ def play_chart(res: RunResult, t) -> Chart | None:
             [
                 r.rows.title,
                 f"{p['n']:,}",
-                t("play_identical_cell", n=f"{p['n']:,}") if same else f"{p['mean']:+.2f}",
-                t("none") if same else f"{p['low']:+.2f} … {p['high']:+.2f}",
+                t("play_identical_cell", n=f"{p['n']:,}") if same else signed(p["mean"]),
+                t("none") if same else f"{signed(p['low'])} … {signed(p['high'])}",
                 t(f"play_{play_outcome(r)}"),
                 f"{s['n']:,}",
                 both("mean", lambda x: f"{x:.2f}"),
@@ -260,7 +262,12 @@ def play_chart(res: RunResult, t) -> Chart | None:
         "cap_play",
         (
             "sum_play",
-            {k.replace("-", "_"): titles(v, t) or t("none") for k, v in decided.items()},
+            {
+                "groups": functools.reduce(
+                    lambda a, b: t("two_sentences", a=a, b=b),
+                    [t(f"sum_play_{k.replace('-', '_')}", runtimes=titles(v, t)) for k, v in decided.items() if v],
+                )
+            },
             "outcome_lists",
             {"lists": {o: [play_outcome(r) for r in tested if r.rows.title in v] for o, v in decided.items()}},
         ),

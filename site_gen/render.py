@@ -21,6 +21,7 @@ from .home import compare_page, cross_hardware_chart, home_page, newest_first, s
 from .claims import count_key
 from .i18n import LANGUAGES, Translator, localize_titles
 from .og_image import machine_png, site_png
+from .tables_page import TABLES_PATH
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame
 from .verdicts_json import verdicts_document
 from .web import atom_feed, meta_description, not_found_view, robots, root_view, sitemap
@@ -207,6 +208,17 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
                 kind="article",
                 image=f"og/{slug}.png",
                 hw=hw,
+            )
+            render(
+                "tables.html",
+                lang,
+                f"hardware/{slug}/{TABLES_PATH}",
+                hw["tables"]["heading"],
+                t("tables_intro"),
+                False,
+                kind="article",
+                image=f"og/{slug}.png",
+                tp=hw["tables"],
             )
         for label, runs in histories:
             doing.update(what=f"writing the history of {label}", source=None)

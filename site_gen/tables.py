@@ -11,7 +11,7 @@ from rtreport.stats import MARGIN_BINS
 from .analysis import RunResult
 from .twin_view import play_outcome
 from .i18n import Translator
-from .wording import conditional_power, pct, stat_name
+from .wording import conditional_power, pct, signed, stat_name
 
 
 def _margin_bin_label(i: int) -> str:
@@ -189,9 +189,9 @@ def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
         bins = t("sep").join(f"{_margin_bin_label(i)}: {f}/{d:,}" for i, (d, f) in enumerate(s["by_margin"]) if f) or t(
             "none"
         )
-        same = pct(s["fraction"], 3) + (
-            f" ({t('zero_upper', rate=pct(s['zero_upper'], 4))})" if s["zero_upper"] is not None else ""
-        )
+        same = pct(s["fraction"], 3)
+        if s["zero_upper"] is not None:
+            same = t("paren", a=same, b=t("zero_upper", rate=pct(s["zero_upper"], 4)))
         rows.append(
             [
                 r.rows.title,
@@ -230,11 +230,11 @@ def play_test_table(res: RunResult, t: Translator) -> dict | None:
     for r in ran:
         p, sec = r.play, r.secondary or {}
         played = sum(1 for e in r.rows.episodes if e["source"] is None)
-        outcome = t(f"play_{play_outcome(r)}") + (
-            " (" + conditional_power(p, t) + ")" if p["outcome"] == "undecided" else ""
-        )
+        outcome = t(f"play_{play_outcome(r)}")
+        if p["outcome"] == "undecided":
+            outcome = t("paren", a=outcome, b=conditional_power(p, t))
         adj = p.get("adjusted")
-        adjusted = f"{adj['estimate']:+.2f} [{adj['low']:+.2f}, {adj['high']:+.2f}]" if adj else t("none")
+        adjusted = f"{signed(adj['estimate'])} [{signed(adj['low'])}, {signed(adj['high'])}]" if adj else t("none")
         iqm = (
             f"{sec['iqm']:.1f} [{sec['iqm_ci'][0]:.1f}, {sec['iqm_ci'][1]:.1f}] / {sec['iqm_reference']:.1f}"
             if sec
@@ -246,11 +246,11 @@ def play_test_table(res: RunResult, t: Translator) -> dict | None:
         rows.append(
             [
                 r.rows.title,
-                f"{p['n']:,} ({p['look'] + 1}/{p['looks']})",
-                t("play_identical_cell", n=f"{p['n']:,}") if identical else f"{p['mean']:+.2f}",
+                t("paren", a=f"{p['n']:,}", b=f"{p['look'] + 1}/{p['looks']}"),
+                t("play_identical_cell", n=f"{p['n']:,}") if identical else signed(p["mean"]),
                 adjusted,
-                t("none") if identical else f"{p['low']:+.2f} … {p['high']:+.2f}",
-                f"{-p['margin']:.2f}",
+                t("none") if identical else f"{signed(p['low'])} … {signed(p['high'])}",
+                signed(-p["margin"]),
                 outcome,
                 f"{p['up']}↑ {p['down']}↓",
                 f"{played:,} / {len(r.rows.episodes) - played:,}",

@@ -6,6 +6,11 @@ from . import claims
 from .i18n import Translator
 
 
+def signed(x: float, digits: int = 2) -> str:
+    """A signed figure as typeset, with the minus sign (U+2212), not the hyphen: "+3.88", "−11.50"."""
+    return f"{x:+.{digits}f}".replace("-", "\u2212")
+
+
 def pct(x: float, digits: int = 1) -> str:
     """A share as a percentage with ``digits`` decimals, and more where those would round a share that is not all
     (or not none) to 100 (or 0): 181,294 of 181,295 is "99.999 %", never "100.00 %"."""
@@ -163,9 +168,9 @@ def play_claim(d: dict, t: Translator, subject: str | None = None, prefix: str =
         f"{prefix}_{state}",
         e,
         subject,
-        mean=f"{d['mean']:+.2f}",
-        low=f"{d['low']:+.2f}",
-        high=f"{d['high']:+.2f}",
+        mean=signed(d["mean"]),
+        low=signed(d["low"]),
+        high=signed(d["high"]),
         n=f"{d['n']:,}",
         margin=f"{d['margin']:.2f}",
         needed=needed,

@@ -17,6 +17,7 @@ from site_gen.build import display_labels, load_runs
 from site_gen.home import compare_page, home_page, study_page
 from site_gen.i18n import LANGUAGES, Translator, catalog
 from site_gen.pages import hardware_page, slugify
+from site_gen.wording import signed
 from site_gen.verdict import Gates
 from tests.conftest import COMMITTED_RUNS
 
@@ -261,7 +262,7 @@ def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runt
             assert f"{fast.shadow['flips']:,}" in said[1] and f"{best.shadow['decisions']:,}" in said[1]
             for r in (fast, best):  # a mean, or "every seed scored as the reference did"
                 same = r.play["sd"] == 0 and r.play["mean"] == 0
-                assert (t("trade_play_identical") if same else f"{r.play['mean']:+.2f}") in said[2]
+                assert (t("trade_play_identical") if same else signed(r.play["mean"])) in said[2]
     assert checked >= 2  # some committed run recommends a runtime (read in both languages)
 
 

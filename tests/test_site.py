@@ -100,9 +100,15 @@ def test_chinese_pages_show_no_untranslated_english_strings(built_site):
 
 
 def test_charts_carry_their_data_table_and_csv(built_site):
+    """Each chart links its data table, which stands on the machine's tables page (one section a table), and its
+    CSV."""
     page = (built_site / "en" / "hardware" / "ci-cpu" / "index.html").read_text()
+    tables = (built_site / "en" / "hardware" / "ci-cpu" / "tables" / "index.html").read_text()
     for chart in ("latency", "throughput", "agreement", "play"):
         assert f'id="chart-{chart}"' in page and f'id="summary-{chart}"' in page
+        assert f'href="tables/index.html#t-{chart}"' in page
+        section = re.search(rf'<h2 id="t-{chart}">.*?</section>', tables, re.S).group(0)
+        assert section.count("<tr>") >= 2  # its head and a runtime's row at least
         assert (built_site / "data" / "ci-cpu" / f"{chart}.csv").exists()
         spec = re.search(rf'<script type="application/json" id="spec-{chart}">(.*?)</script>', page, re.S).group(1)
         assert json.loads(spec)["data"]
@@ -164,7 +170,8 @@ def test_incomplete_run_gets_a_labelled_partial_page(quick_run, tmp_path):
     en = (out / "en" / "hardware" / "ci-cpu" / "index.html").read_text()
     zh = (out / "zh-tw" / "hardware" / "ci-cpu" / "index.html").read_text()
     assert "Partial results" in en and "interrupted (Ctrl-C) during play" in en and "部分結果" in zh
-    assert "no games paired with the reference" in en  # a seed short of the look: no play verdict
+    tables = (out / "en" / "hardware" / "ci-cpu" / "tables" / "index.html").read_text()
+    assert "no games paired with the reference" in tables  # a seed short of the look: no play verdict
 
 
 def test_hostile_strings_are_escaped_everywhere(quick_run, tmp_path):

@@ -34,6 +34,7 @@ DOMAIN = "rtreport"
 # (docs/zh-tw-glossary.md). Longest first; each result holds none of the phrases, so applying it twice is harmless.
 TITLE_PHRASES = {
     "zh-tw": (
+        ("torch.compile (default) + ", "torch.compile（預設模式）+ "),  # no space after a full-width bracket
         ("torch.compile (default)", "torch.compile（預設模式）"),
         ("IO binding", "輸入輸出繫結"),
         ("CUDA graph", "CUDA 圖"),
