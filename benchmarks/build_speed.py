@@ -1,4 +1,4 @@
-"""How long `rtreport build` takes, as a ratio against only reading the same files (issue #28, item 7).
+"""How long `rtreport build` takes, as a ratio against only reading the same files.
 
 Two sets of files: the committed runs (data/*.duckdb, by name) and ten machine files, copies of
 data/cpu-epyc-2core-2.duckdb each with its own run id and label (changed with DuckDB, sealed again with

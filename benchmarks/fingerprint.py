@@ -1,4 +1,4 @@
-"""The machine a benchmark ran on, printed as the first line of its output (issue #26): CPU model and count, the
+"""The machine a benchmark ran on, printed as the first line of its output: CPU model and count, the
 1-minute load average at the start, the GPU, its SM clock and driver (NVML where nvidia-ml-py is installed, else
 PyTorch), Python. Figures from different runs of a benchmark compare only when these lines match; within one run,
 the benchmarks measure side by side."""

@@ -1,4 +1,4 @@
-"""Does the next measurement land inside the published speed intervals? (issue #25's held-out repeat)
+"""Does the next measurement land inside the published speed intervals? (a held-out repeat)
 
     python benchmarks/heldout_repeat.py PUBLISHED.duckdb HELDOUT.duckdb
 

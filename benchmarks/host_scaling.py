@@ -1,4 +1,4 @@
-"""How play's emulator work scales with processes on this host (issue #26: is a look bound by the host's cores?).
+"""How play's emulator work scales with processes on this host (is a look bound by the host's cores?).
 
     python benchmarks/host_scaling.py [--procs 1,2,4,8,12,16] [--steps 3000] [--rounds 2]
 

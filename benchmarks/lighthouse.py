@@ -1,4 +1,4 @@
-"""Lighthouse figures of the built site (issue #28): navigation runs, mobile and desktop, of the H200 machine page,
+"""Lighthouse figures of the built site: navigation runs, mobile and desktop, of the H200 machine page,
 the CPU machine page and the compare page, and timespans in which the reader scrolls each of them to the bottom
 as it opens (and the H200 page with every folded section opened first: flicking a screen every 250 ms, or
 stopping 1.5 s on each screen), each run --repeats times; prints the machine fingerprint,

@@ -10,7 +10,7 @@ Per component, summed over the processes: calls, microseconds per call, and its 
 time; "the engine and the games" is the rest (the engine's own Python, argmax, tallies, ε draws). For a CUDA
 runtime, ``submit`` is the host's work to issue a decision and ``fetch`` mostly the wait for the GPU. Also: each
 process's CPU time over its wall time (a blocking CUDA wait spins, so it counts as busy), the machine's CPU busy
-share (/proc/stat) and the GPU's utilisation (NVML, where installed) over the run. Issue #15: which part bounds
+share (/proc/stat) and the GPU's utilisation (NVML, where installed) over the run. The question: which part bounds
 the protocol's play on one GPU.
 """
 

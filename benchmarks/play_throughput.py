@@ -10,7 +10,7 @@ decisions per second in aggregate (the driver's and every shadow's batch=1 calls
 seed, score, action trace, shadow tallies — equals the first config's (it must: an episode depends only on its
 seed and the Q-values). Worker start-up (spawning, preparing, compiling) is not timed: every worker has
 started (``Players.wait_started``) and played a short warm-up game in each slot before the clock starts.
-Goal (issue #15): >= 12,000 decisions/s on the H200 with a FP32 CUDA-graph runtime.
+Goal: >= 12,000 decisions/s on the H200 with a FP32 CUDA-graph runtime.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def energy(
 ) -> tuple[list | None, tuple | None]:
     """([(kind, value, unit, method)], idle): joules per decision, idle and busy power, from NVML's energy counter.
     ``idle``: (watts, when) measured by an earlier call of this session, else measured here over ``IDLE_SECONDS``
-    (issue #26: once per session instead of before every runtime); returned for the next call."""
+    (once per collect command instead of before every runtime); returned for the next call."""
     nvml, handle = _nvml(cuda_index)
     if nvml is None:
         return None, idle

@@ -1,7 +1,7 @@
 """A private CUDA Multi-Process Service (MPS) daemon for the play workers.
 
 Without MPS, the GPU runs one process's CUDA context at a time: many play processes issuing batch=1 decisions are
-time-sliced, and a process's small kernels wait for its turn (issue #15: ~4,000 decisions/s whatever the number of
+time-sliced, and a process's small kernels wait for its turn (measured: ~4,000 decisions/s whatever the number of
 processes). Under MPS, the workers' work goes through one server context, so kernels of different processes run
 side by side. Each decision is still the same batch=1 call with the same kernels; only their scheduling across
 processes changes, and every worker's joint self-check (``engine.open_slots``) still compares its overlapped

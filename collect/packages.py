@@ -1,4 +1,4 @@
-"""Which installed package a plugin runtime came from, and a hash of its installed files (#27 item 7): the run's
+"""Which installed package a plugin runtime came from, and a hash of its installed files: the run's
 ``code_hash`` covers only rtreport's own packages, so a plugin's results are tied to its code by this."""
 
 from __future__ import annotations

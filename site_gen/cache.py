@@ -1,5 +1,5 @@
 """A cache of each file's runs and statistics (``analyse``'s results), so a rebuild reads and analyses only the
-files that changed (issue #28, item 7; docs/build-speed.md).
+files that changed (docs/build-speed.md).
 
 An entry is found by a key that covers everything its content depends on: the SHA-256 of the file's bytes (and of
 its ``.wal`` log, which DuckDB replays when it opens the file), the code that reads and analyses it (every source

@@ -1,4 +1,4 @@
-"""How many tests a machine's verdicts are, and which error rate they hold (#27 item 3); pure, no I/O.
+"""How many tests a machine's verdicts are, and which error rate they hold; pure, no I/O.
 
 The family is the candidates of one machine's run, each tested against the same reference. Each verdict holds
 its own one-sided 2.5 % error (per comparison; no familywise correction: docs/sequential-design.md says why).

@@ -222,7 +222,7 @@ def test_a_runtime_from_another_package_is_collected_and_published(tmp_path):
         "SELECT status, title, libraries, position, details FROM runtimes WHERE runtime_id = 'tiny-cpu-fp32'"
     ).fetchone()
     assert row[0] == "available" and row[1] == "TinyRT CPU FP32, plugin" and json.loads(row[2]) == {"tinyrt": "0.0.1"}
-    from collect.packages import files_sha256  # the plugin's package, version and its code's hash (#27 item 7)
+    from collect.packages import files_sha256  # the plugin's package, version and its code's hash
 
     plugin = ROOT / "tests" / "plugins" / "tiny_runtime.py"
     package = {"name": "tiny-runtime-plugin", "version": "0.1", "sha256": files_sha256([(plugin.name, plugin)])}

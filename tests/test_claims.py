@@ -1,5 +1,5 @@
 """Every sentence the site generates for the committed runs, in both languages, read against its claim kind and the
-data (#27 item 5): the wording items of the audit, each a check that fails on pages that still carry it; every
+data: the wording items of an audit of the site's sentences, each a check that fails on pages that still carry it; every
 recorded claim licensed by the analysis' own numbers; and the same claims in zh-TW and English, page by page."""
 
 import html

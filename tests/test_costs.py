@@ -1,4 +1,4 @@
-"""What a decision costs (#14): the stored rows, what the pages derive from them, and the GPU-only parts."""
+"""What a decision costs: the stored rows, what the pages derive from them, and the GPU-only parts."""
 
 import re
 

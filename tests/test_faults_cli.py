@@ -1,5 +1,5 @@
 """No traceback and whole messages on the inputs a careless user tries; progress never silent for 30 s; the
-closing table's header inside 80 columns (issue #29, items 2 and 8)."""
+closing table's header inside 80 columns."""
 
 import threading
 import time

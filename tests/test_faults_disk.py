@@ -1,5 +1,5 @@
 """A full disk, a read-only folder, a killed run: one line naming the path and what is kept, a non-zero exit, the
-previous file untouched, and what was measured resumable by the name the user gave (issue #29, items 1 and 4).
+previous file untouched, and what was measured resumable by the name the user gave.
 The full disk is a small tmpfs (CI runs as root); without the right to mount, these tests are skipped."""
 
 import os

@@ -1,5 +1,5 @@
 """Integrity: a run records every table's row count and a checksum of its rows when its session ends; build and
-``rtreport check`` find a file that no longer matches (issue #29, item 5)."""
+``rtreport check`` find a file that no longer matches."""
 
 import shutil
 

@@ -1,6 +1,6 @@
 """A run killed outright (SIGKILL): found and resumed by the name the user gave, its dead lock taken over with a
 line, nothing hidden left behind; build says what it skipped or published as incomplete, and why; a partial file
-whose log is gone is reported as such (issue #29, item 4)."""
+whose log is gone is reported as such."""
 
 import shutil
 import subprocess

@@ -1,5 +1,5 @@
 """The output folder keeps what the user put there; one comparability statement per compare page; the home page
-says which runs are incomplete or stopped (issue #29, items 6 and 7)."""
+says which runs are incomplete or stopped."""
 
 import shutil
 

@@ -1,4 +1,4 @@
-"""Multiplicity stated (#27 item 3): the family is one run's candidates, each verdict its own one-sided 2.5 %,
+"""Multiplicity stated: the family is one run's candidates, each verdict its own one-sided 2.5 %,
 runtimes that played the same games one test, counted once, and the Bonferroni bound over the distinct tests."""
 
 from types import SimpleNamespace as NS

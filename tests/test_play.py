@@ -392,7 +392,7 @@ def test_games_started_ahead_for_a_look_that_never_comes_are_not_stored(tmp_path
 
 def test_resume_keeps_a_stored_unavailable_reason(quick_run, tmp_path):
     """A run resumed on a machine with fewer libraries keeps what the machine that started it said about a runtime
-    it could not run (issue #26): here the stored reason of a TensorRT runtime against this machine's "not
+    it could not run: here the stored reason of a TensorRT runtime against this machine's "not
     installed"."""
     copy = tmp_path / "resumed.duckdb"
     shutil.copy(quick_run, copy)

@@ -50,7 +50,7 @@ def test_training_and_evaluation_observations_are_pixel_identical():
         train_env.close()
 
 
-def test_protocol_settings_are_what_the_issue_fixes():
+def test_protocol_settings_are_those_the_protocol_fixes():
     s = protocol.protocol_settings()
     assert (s["frameskip"], s["sticky_action_probability"], s["frame_stack"], s["screen_size"]) == (4, 0.25, 4, 84)
     assert s["max_episode_frames"] == 108_000 and s["num_actions"] == 4
@@ -142,7 +142,7 @@ def test_play_env_is_the_protocol_env_bit_for_bit():
 
 
 def test_training_seeds_start_the_games_evaluation_starts():
-    """Issue #26: every episode seed training hands the C++ vector env gives the emulator the seed gymnasium gives
+    """Every episode seed training hands the C++ vector env gives the emulator the seed gymnasium gives
     it; a seed that would derive a negative one is refused, not folded into another game."""
     negative = [s for s in range(50) if protocol.ale_seed(s) < 0]
     assert negative, "the check needs a seed with a negative derived emulator seed"

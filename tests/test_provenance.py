@@ -1,4 +1,4 @@
-"""Provenance that is true (#27 item 7): both ONNX Runtime distributions installed is refused in one line (or,
+"""Provenance that is true: both ONNX Runtime distributions installed is refused in one line (or,
 allowed, recorded and shown); a plugin runtime's package, version and files' hash; the code hash and a dirty
 checkout said plainly on the machine page."""
 

@@ -29,7 +29,7 @@ def test_boundaries_match_gsdesign_for_five_equal_looks_and_the_projects_design(
     assert sequential.boundaries([0.2, 0.4, 0.6, 0.8, 1.0]) == pytest.approx(
         [4.877, 3.357, 2.680, 2.290, 2.031], abs=5e-4
     )
-    # issue 27's exact figures for the project's looks (100 … 1,200 seeds): 2.3590 at look 4, 2.0141 at look 5
+    # the exact figures for the project's looks (100 … 1,200 seeds): 2.3590 at look 4, 2.0141 at look 5
     c = sequential.boundaries([n / LOOKS[-1] for n in LOOKS])
     assert c[3:] == pytest.approx([2.3590, 2.0141], abs=1e-4)
     assert sequential.boundaries([1.0]) == pytest.approx([1.959964], abs=1e-6)

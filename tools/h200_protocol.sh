@@ -11,7 +11,7 @@
 #                .whl/inductor-cache.tar.xz, K repeats of N rounds, each `collect --repeat` its own process;
 #                the file comes back xz-compressed as $OUT/h200.duckdb.xz
 #   fresh K N    as `repeats K N` without the Inductor cache: torch.compile compiles again in each repeat
-#   heldout N    as `repeats 1 N`, on a copy that comes back as $OUT/h200-heldout.duckdb.xz (issue #25's held-out
+#   heldout N    as `repeats 1 N`, on a copy that comes back as $OUT/h200-heldout.duckdb.xz (a held-out
 #                repeat: made after the report is built, kept out of the published figures)
 set -u
 R=torch-cuda-fp32,torch-cuda-fp32-graph,torch-cuda-fp16,torch-cuda-fp16-graph,torch-cuda-fp32-compile,torch-cuda-fp16-compile,ort-cuda-fp32,ort-cuda-fp32-graph,ort-cuda-fp16,ort-cuda-fp16-graph,trt-fp32,trt-fp32-graph,trt-fp16,trt-fp16-graph,ort-trt-fp32,ort-trt-fp16,trtrtx-fp32,trtrtx-fp32-graph,trtrtx-fp16,trtrtx-fp16-graph,ort-trtrtx-fp32,ort-trtrtx-fp16

@@ -1,4 +1,4 @@
-// One Lighthouse measurement of one page of the built site, printed as one JSON line (issue #28).
+// One Lighthouse measurement of one page of the built site, printed as one JSON line.
 //   node lighthouse_flow.mjs URL navigation|timespan mobile|desktop [--open-parts] [--pause MS] [--report FILE.html]
 // navigation: Lighthouse's navigation run (its default config, or its desktop config), simulated throttling.
 // timespan: a navigation to load the page, then a timespan (devtools throttling: 4x CPU on mobile) in which the

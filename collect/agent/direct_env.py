@@ -2,7 +2,7 @@
 arguments as ``protocol.make_eval_env`` (ale-py's ``AtariEnv`` with frameskip 1, ``AtariPreprocessing`` and
 ``FrameStackObservation``), so every observation, reward and end of game is the same, bit for bit.
 
-Why: in play the emulator and its wrappers are about a quarter of a play process's time on the H200 (issue #26's
+Why: in play the emulator and its wrappers are about a quarter of a play process's time on the H200 (a protocol
 profile: 1.19 ms per agent step). Gymnasium's chain copies a 210x160x3 RGB screen after each of the four skipped
 frames (``AtariEnv._get_obs``, which ``AtariPreprocessing`` never reads), builds an info dict four times, checks
 the order of calls and deep-copies the frame stack; this class makes only the calls that decide the game and the

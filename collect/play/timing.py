@@ -1,4 +1,4 @@
-"""Where a look's time goes, measured in the real protocol (issue #26): every play process keeps running totals
+"""Where a look's time goes, measured in the real protocol: every play process keeps running totals
 (calls, seconds) of what it does, and the main process stores each process's totals at the end of every look in
 the ``play_time`` table, so a look's share is the difference between two looks' totals.
 

@@ -1,8 +1,8 @@
 """Twins: a runtime and its CUDA-graph capture compute a decision with the same kernels, so in play one of them
 can compute it for both.
 
-Why: play is bound by the host, and the eager runtimes' decisions are its largest cost after the emulator (issue
-#26's profile of the H200 protocol: eager PyTorch FP16 and FP32 and ONNX Runtime FP16 without a graph 39-47 % of
+Why: play is bound by the host, and the eager runtimes' decisions are its largest cost after the emulator (a
+profile of the H200 protocol: eager PyTorch FP16 and FP32 and ONNX Runtime FP16 without a graph 39-47 % of
 the play processes' time, 0.55-0.94 ms a decision, against 0.10-0.24 ms for a graph's replay). A graph variant
 (``Runtime.same_kernels_as``) records its runtime's own decision path once and replays it: the same compute kernels
 with the same arguments (a graph may add a copy), launched by the driver instead of the host. Its Q-values should

@@ -3,7 +3,7 @@
 // trace types the site draws. plotly.js's basic bundle adds the pie trace and the calendars component (world
 // calendars' tables), which cost about 40 % of the basic bundle's first run (docs/page-speed.md).
 //
-// Two changes to how plotly.js runs, both for a phone reader's total blocking time (issue #28):
+// Two changes to how plotly.js runs, both for a phone reader's total blocking time:
 //
 // 1. Running the bundle in stages. esbuild wraps each CommonJS module so that it runs on its first require; the
 //    bundle itself only defines them, and `PlotlyBoot.step()` (the bundle's global) requires the next group of
