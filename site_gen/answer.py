@@ -75,7 +75,9 @@ def _recommended(res: RunResult, r, t) -> list[dict]:
     use = claims.say(
         t,
         "recommend",
-        "ans_use",
+        # a runtime whose Q-values differ between processes says so here, on the first screen (the "Mind" line
+        # below gives the counts)
+        "ans_use_mind" if r.reproduction and r.reproduction["reproducible"] is False else "ans_use",
         {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others},
         rid,
         runtime=r.rows.title,

@@ -156,7 +156,8 @@ def resources_table(res: RunResult, t: Translator) -> dict | None:
     rows = []
     for r in res.runtimes:
         got = r.rows.resources
-        if not got and not r.rows.artifact_bytes:
+        # one that did not run has no preparation of its own to show (an ONNX file it was handed is not its artifact)
+        if r.rows.status in ("unavailable", "failed") or (not got and not r.rows.artifact_bytes):
             continue
         mem, how = (
             (got["gpu_memory_increase"], "NVML")

@@ -198,7 +198,14 @@ def play_chart(res: RunResult, t) -> Chart | None:
         "text": [_wrap(n) for n in names],
         "hovertemplate": "%{text}<br>" + hover_lines(t("hover_play")) + "<extra></extra>",
     }
-    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=f"{-margin:.1f}"), "right")
+    # each runtime's margin comes from the reference's mean on its own seeds: one line, labelled with their span
+    margins = sorted({round(r.play["margin"], 1) for r in tested})
+    x = (
+        signed(-margins[-1], 1)
+        if len(margins) == 1
+        else t("range_to", low=signed(-margins[-1], 1), high=signed(-margins[0], 1))
+    )
+    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=x), "right")
     zero, same = _vline(0, ZERO_LINE, t("ref_line_play"), "left")
     fig = set_margins(
         {

@@ -85,7 +85,15 @@ def speed_chart(res: RunResult, t) -> Chart | None:
     )
     low_end = min([1.0, *lo, *(n[0] for n in nxt if n)])
     high_end = max([gate, *hi, *(n[1] for n in nxt if n)])
-    layout["xaxis"].update(type="log", range=[math.log10(low_end / 1.25), math.log10(high_end * 1.15)], dtick="D2")
+    low, high = low_end / 1.25, high_end * 1.15
+    ticks = [m * 10**e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1) for m in (1, 2, 5)]
+    ticks = [round(v, 6) for v in ticks if low <= v <= high]
+    layout["xaxis"].update(  # 1-2-5 ticks, each a whole label ("0.5×"), not plotly's log digits ("5")
+        type="log",
+        range=[math.log10(low), math.log10(high)],
+        tickvals=ticks,
+        ticktext=[f"{v:g}×" for v in ticks],
+    )
     fig = set_margins({"data": data, "layout": layout})
     rows = [
         [
