@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .analysis import RunResult
 from .chart_margins import legend_room, set_margins
-from .claims import titles
+from .claims import count_key, titles
 
 # Sixteen distinguishable colours (Plotly's ten, then six darker ones): one per runtime, the same in every chart.
 PALETTE = [
@@ -314,7 +314,12 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
     fewest = min(p for p in pct)
     worst = [r.rows.title for r, p in zip(ran, pct) if p == fewest]
     summary = (
-        ("sum_agreement_tie", {"n": len(ran), "value": f"{fewest:.3f}"}, "all_equal", {"values": pct})
+        (
+            count_key("sum_agreement_tie", len(ran)),
+            {"n": len(ran), "value": f"{fewest:.3f}"},
+            "all_equal",
+            {"values": pct},
+        )
         if len(worst) == len(ran)
         else (
             "sum_agreement",
@@ -414,7 +419,12 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
     states = ran[0].agreement["states"]
     same = [r.agreement["same_actions"] for r in ran]
     summary = (
-        ("sum_fixed_tie", {"n": len(ran), "same": fewest, "states": states}, "all_equal", {"values": same})
+        (
+            count_key("sum_fixed_tie", len(ran)),
+            {"n": len(ran), "same": fewest, "states": states},
+            "all_equal",
+            {"values": same},
+        )
         if len(worst) == len(ran)
         else (
             "sum_fixed",

@@ -13,7 +13,7 @@ import numpy as np
 from .analysis import RunResult, design
 from .chart_margins import legend_room, set_margins
 from .charts import GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline, _wrap, hover_lines
-from .claims import titles
+from .claims import count_key, titles
 from .twin_view import play_outcome
 from .wording import signed
 
@@ -130,7 +130,7 @@ def scores_chart(res: RunResult, t) -> Chart | None:
         rows,
         "title_scores",
         "cap_scores",
-        ("sum_scores", {"n": len(tested), "ref": ref_title}, None, None),
+        (count_key("sum_scores", len(tested)), {"n": len(tested), "ref": ref_title}, None, None),
         csv,
     )
 

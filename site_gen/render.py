@@ -17,7 +17,8 @@ from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
 from .history import answer, groups as history_groups, history_link, history_page, history_slugs, page_slugs, run_slugs
-from .home import compare_page, cross_hardware_chart, home_page, newest_first, study_page
+from .home import compare_page, cross_hardware_chart, home_page, newest_first
+from .study import study_page
 from .claims import count_key
 from .i18n import LANGUAGES, Translator, localize_titles
 from .og_image import machine_png, site_png

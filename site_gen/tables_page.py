@@ -33,6 +33,9 @@ HEADINGS = {
 }
 
 
+INTROS = {"play_test": "play_test_intro"}  # a table's own line above it, where its columns need one
+
+
 def _table(hw: dict, key) -> tuple[str, dict | None, str | None, str | None]:
     """(section id, table, heading key or chart title, intro) of one of the machine page's tables."""
     if isinstance(key, tuple):
@@ -45,7 +48,7 @@ def _table(hw: dict, key) -> tuple[str, dict | None, str | None, str | None]:
         if key == "repeats":
             return "t-repeats", repeats["ratios"], HEADINGS[key], repeats["intro"]
         return "t-conditions", repeats["conditions"], HEADINGS[key], None
-    return f"t-{key.replace('_', '-')}", hw.get(key), HEADINGS[key], None
+    return f"t-{key.replace('_', '-')}", hw.get(key), HEADINGS[key], INTROS.get(key)
 
 
 def machine_tables(hw: dict, t: Translator) -> dict:
@@ -66,7 +69,7 @@ def machine_tables(hw: dict, t: Translator) -> dict:
                     "id": sid,
                     "heading": heading,
                     "part": part_title,
-                    "intro": intro,
+                    "intro": t(intro) if intro in INTROS.values() else intro,
                     "table": table,
                     "back": f"../index.html#{part}",
                 }

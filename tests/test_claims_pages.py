@@ -12,7 +12,8 @@ from pathlib import Path
 from site_gen.analysis import analyse
 from site_gen.build import display_labels, load_runs
 from site_gen.history import groups as history_groups, history_page
-from site_gen.home import compare_page, home_page, study_page
+from site_gen.home import compare_page, home_page
+from site_gen.study import study_page
 from site_gen.i18n import LANGUAGES, Translator, catalog
 from site_gen.pages import hardware_page, slugify
 from site_gen.verdict import Gates
@@ -64,7 +65,8 @@ DESCRIPTIVE = (
     "gate_faster_load",  # rounds measured again for others' load
     "speed_rejudged",
     "hist_single_process",  # when the rule was written; runs not compared
-    "sum_scores",  # how many runtimes a chart shows
+    "sum_scores_one",
+    "sum_scores_other",  # how many runtimes a chart shows
 )
 # A number (not a digit inside a name such as FP32, P95 or H200) or a comparison word.
 NUMBER = re.compile(r"(?<![A-Za-z\d_.-])\d")
