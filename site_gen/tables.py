@@ -11,7 +11,7 @@ from rtreport.stats import MARGIN_BINS
 from .analysis import RunResult
 from .twin_view import play_outcome
 from .i18n import Translator
-from .wording import conditional_power, pct, signed, stat_name
+from .wording import conditional_power, pct, signed, stat_name, times
 
 
 def _margin_bin_label(i: int) -> str:
@@ -51,8 +51,8 @@ def rounds_table(res: RunResult, t: Translator) -> dict | None:
                 _span([s["p95"] for s in rounds], lambda x: f"{x:.3f}"),
                 f"{spread:.2f}×" + (" ⚠" if spread > 1.10 else ""),
                 gpu,
-                f"{r.ratio[0]:.3f}" if r.ratio else t("none"),
-                f"{r.ratio[1]:.3f} … {r.ratio[2]:.3f}" if r.ratio else t("none"),
+                f"{times(r.ratio[0])}×" if r.ratio else t("none"),  # one scale: × the reference's speed
+                f"{times(r.ratio[2])}×–{times(r.ratio[1])}×" if r.ratio else t("none"),
             ]
         )
     head = [
@@ -99,9 +99,9 @@ def repeats_tables(res: RunResult, t: Translator) -> dict | None:
         rows.append(
             [
                 r.rows.title,
-                *[f"{per[g]:.3f}" if g in per else t("none") for g in groups],
-                f"{interval['low']:.3f}–{interval['high']:.3f}" if interval else t("none"),
-                f"{interval['next_low']:.3f}–{interval['next_high']:.3f}"
+                *[f"{times(per[g])}×" if g in per else t("none") for g in groups],
+                f"{times(interval['high'])}×–{times(interval['low'])}×" if interval else t("none"),
+                f"{times(interval['next_high'])}×–{times(interval['next_low'])}×"
                 if interval and interval["next_low"]
                 else t("none"),
             ]
