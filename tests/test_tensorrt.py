@@ -218,7 +218,9 @@ def make_fake_trt(name, version, cudart, log, reject: str | None = None):
     trt.DataType = types.SimpleNamespace(UINT8="u8", FLOAT="f32")
     trt.TensorIOMode = types.SimpleNamespace(INPUT="in", OUTPUT="out")
 
-    tensor = lambda n, dt, shape: types.SimpleNamespace(name=n, dtype=types.SimpleNamespace(name=dt), shape=shape)  # noqa
+    def tensor(n, dt, shape):
+        return types.SimpleNamespace(name=n, dtype=types.SimpleNamespace(name=dt), shape=shape)
+
     trt.DataType = types.SimpleNamespace(UINT8=tensor("", "uint8", ()).dtype, FLOAT=tensor("", "float", ()).dtype)
 
     class Network:
