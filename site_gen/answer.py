@@ -1,11 +1,14 @@
 """A machine page's first screen, told as the study's summary: which runtime to use, how much faster (with its
 interval), whether it picks the reference's actions, whether it plays as well (its mean difference and interval
-against the margin), the decision and its scope; then one line for the other runtimes that pass and one for each
-outcome of those that do not, with the reason. Every line with a number is a claim (``claims.say``)."""
+against the margin), the decision and its scope; then one line for the other runtimes that pass, one for each
+outcome of those that do not, with the reason, and one for those that did not run here. Every line with a number
+is a claim (``claims.say``) or a count."""
 
 from __future__ import annotations
 
-from . import claims
+from collections import Counter
+
+from . import claims, reasons
 from .analysis import RunResult
 from .describe import scope_text
 from .findings import failed_why, recommendation, recommendation_text, undecided_why
@@ -65,6 +68,12 @@ def answer_lines(res: RunResult, t) -> list[dict]:
                 ),
             }
         )
+    absent = [r for r in res.runtimes if r.rows.status in ("unavailable", "failed")]
+    if absent:  # what did not run, by reason: the first screen says how much of the request this page answers
+        kinds = Counter(reasons.kind(r.rows.status, r.rows.reason) for r in absent)
+        why = t("semi").join(t("ans_not_run_kind", n=n, why=t(f"reason_kind_{k}")) for k, n in kinds.most_common())
+        text = t(claims.count_key("ans_not_run", len(absent)), n=len(absent), listed=len(res.runtimes), why=why)
+        lines.append(_line("not_run", t, text))
     return lines
 
 
@@ -77,7 +86,8 @@ def _recommended(res: RunResult, r, t) -> list[dict]:
         "recommend",
         # a runtime whose Q-values differ between processes says so here, on the first screen (the "Mind" line
         # below gives the counts)
-        "ans_use_mind" if r.reproduction and r.reproduction["reproducible"] is False else "ans_use",
+        ("ans_use_mind" if r.reproduction and r.reproduction["reproducible"] is False else "ans_use")
+        + ("_only" if len(others) == 1 else ""),  # the one that passes is not "the fastest of those that do"
         {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others},
         rid,
         runtime=r.rows.title,

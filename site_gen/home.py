@@ -18,7 +18,7 @@ from .i18n import Translator
 from .pages import chart_view, label_of, runtime_order, verdict_cell
 from .wording import signed, stat_name
 
-CARD_LEAVES_OUT = ("answer", "use", "speed", "decision", "scope")
+CARD_LEAVES_OUT = ("answer", "use", "speed", "decision", "scope", "not_run")  # the page lists what did not run
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
 FAMILIES = (("trtrtx-", "family_tensorrt_rtx"), ("trt-", "family_tensorrt"), ("ort-trt", "family_ort_tensorrt"))
 

@@ -65,6 +65,9 @@ DESCRIPTIVE = (
     "gate_faster_load",  # rounds measured again for others' load
     "speed_rejudged",
     "hist_single_process",  # when the rule was written; runs not compared
+    "ans_not_run_one",
+    "ans_not_run_other",
+    "ans_not_run_kind",  # how many runtimes did not run, by reason
     "sum_scores_one",
     "sum_scores_other",  # how many runtimes a chart shows
 )
