@@ -232,7 +232,9 @@ def test_a_runtime_from_another_package_is_collected_and_published(tmp_path):
     # build runs without the plugin installed: everything it shows comes from the file
     assert CliRunner().invoke(main, ["build", str(out), "--out", str(tmp_path / "s")]).exit_code == 0
     page = (tmp_path / "s" / "en" / "hardware" / "plugin" / "index.html").read_text()
-    assert "TinyRT CPU FP32, plugin" in page and "8/8" in page and package["sha256"] in page
+    tables = (tmp_path / "s" / "en" / "hardware" / "plugin" / "tables" / "index.html").read_text()
+    assert "TinyRT CPU FP32, plugin" in page and package["sha256"] in page
+    assert "TinyRT CPU FP32, plugin" in tables and "8/8" in tables  # its fixed states, on the tables page
 
 
 def test_a_broken_plugin_is_named_and_ignored(tmp_path):

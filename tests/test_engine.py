@@ -149,9 +149,11 @@ def test_worker_processes_with_slots_play_the_same_games(prepared):
     cores = sorted(os.sched_getaffinity(0))
     assert sorted(c for cpus in players.cpus for c in cpus) == cores if len(cores) >= 2 else players.cpus == [cores] * 2
     assert core_sets(2, gpu=True) == [None, None] and core_sets(1, gpu=False) == [None]
-    # where the time went (collect.play.timing): every game step of both processes counted, by the time of the last
-    # result
-    assert set(times) == {0, 1, 2} and times[0]["waiting for results"][0] == len(tasks)
+    # where the time went (collect.play.timing): every game step of the play processes counted, by the time of the
+    # last result (a process sends its totals with each game it ends: one that the other beat to every task, as can
+    # happen when it starts later, sends none)
+    assert 0 in times and len(times) >= 2 and set(times) <= {0, 1, 2}
+    assert times[0]["waiting for results"][0] == len(tasks)
     assert sum(t["emulator step"][0] for p, t in times.items() if p) == sum(r[0].steps for _, r, _ in results)
     assert sum(t["ort-cpu-fp32 fetch"][0] for p, t in times.items() if p) >= sum(
         r[0].steps for _, r, _ in results if r[0].steps
