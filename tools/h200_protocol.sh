@@ -2,7 +2,8 @@
 # The H200 protocol on the lent device machine (docs/gpu-run.md): run from the carried checkout's root.
 #   stage N      keep carried part N of the libraries (.whl/site.tar.xz.partNN) in /root/p
 #   start        unpack the libraries, copy the checkout to /root/rt, start the full collect detached (no repeats on
-#                its own boot: the file's measurements are boots, one repeat on each fresh lease)
+#                its own boot: the file's measurements are boots, one repeat on each fresh lease); one play process
+#                a core (16 on nvidia-h200, 32 on nvidia-h200-x2, whose second GPU stays idle)
 #   wait S       wait up to S seconds for it (or its end), then copy the file, log and Inductor cache to $OUT
 #   stop         SIGINT the collect (a clean, resumable file), wait for it, copy as wait does
 #   repeat K N   (after start's run ended, same lease) K repeats of N rounds, each `collect --repeat` its own
@@ -16,7 +17,10 @@
 set -u
 R=torch-cuda-fp32,torch-cuda-fp32-graph,torch-cuda-fp16,torch-cuda-fp16-graph,torch-cuda-fp32-compile,torch-cuda-fp16-compile,ort-cuda-fp32,ort-cuda-fp32-graph,ort-cuda-fp16,ort-cuda-fp16-graph,trt-fp32,trt-fp32-graph,trt-fp16,trt-fp16-graph,ort-trt-fp32,ort-trt-fp16,trtrtx-fp32,trtrtx-fp32-graph,trtrtx-fp16,trtrtx-fp16-graph,ort-trtrtx-fp32,ort-trtrtx-fp16
 FILE=/root/h200.duckdb
-env_() { export PYTHONPATH=/tmp/site:/root/rt PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/root/inductor; cd /root/rt; }
+env_() {   # one GPU measured and played on, also on a host of two
+  export PYTHONPATH=/tmp/site:/root/rt PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/root/inductor CUDA_VISIBLE_DEVICES=0
+  cd /root/rt
+}
 bring() {   # the file xz-compressed: a call brings back files up to about 16 MB
   xz -c "$FILE" > "$OUT/h200.duckdb.xz"; cp /root/collect.log "$OUT/" 2>/dev/null
   [ -d /root/inductor ] && tar -C /root -cJf "$OUT/inductor-cache.tar.xz" inductor
@@ -55,7 +59,7 @@ case "$1" in
   start)
     setup || exit
     setsid nohup python3 -m rtreport collect --label nvidia-h200 --out "$FILE" --runtimes "$R" \
-      --play-workers 16 --play-slots 8 --play-mps --repeats 0 > /root/collect.log 2>&1 < /dev/null &
+      --play-workers "$(nproc)" --play-slots 8 --play-mps --repeats 0 > /root/collect.log 2>&1 < /dev/null &
     echo $! > /root/pid; date -u +%T; sleep "${2:-30}"; tail -c 2000 /root/collect.log ;;
   wait)
     P=$(cat /root/pid); end=$((SECONDS + $2))
