@@ -13,7 +13,7 @@ import click
 from rtreport.errors import UserError
 from rtreport.labels import check_label, slug
 
-from . import after_run, paths, provenance
+from . import after_run, paths, provenance, run_config, tasks
 from .artifacts import Artifacts
 from . import resume as resume_run
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
@@ -33,8 +33,18 @@ def _width() -> int:
     return max(60, min(100, shutil.get_terminal_size((80, 24)).columns))
 
 
-def list_runtimes_lines(model_path) -> list[str]:
-    model = load_model(model_path or paths.AGENT_WEIGHTS)
+def model_for(model_path, env_id, config_path):
+    """The model to measure and its task: the shipped Breakout agent, or a user's model in the task of ``--env`` and
+    ``--config``."""
+    config = run_config.read(config_path)
+    task = run_config.task_for(env_id, config)
+    if model_path is None and not task.is_breakout:
+        raise UserError(f"give --model: the shipped agent plays Breakout, not {task.name}")
+    return load_model(model_path or paths.AGENT_WEIGHTS, task)
+
+
+def list_runtimes_lines(model_path, env_id=None, config_path=None) -> list[str]:
+    model = model_for(model_path, env_id, config_path)
     ready, not_here = [], []
     for spec in all_runtimes():
         reason = spec.check(model)
@@ -113,7 +123,9 @@ def run_collect(o: CollectOptions) -> int:
         from .repeat import run_repeat
 
         return run_repeat(Path(o.repeat), o.model_path, o.cuda_index, o.artifacts, o.rounds, o.quiet)
-    model = load_model(o.model_path or paths.AGENT_WEIGHTS)
+    if o.resume is not None and (o.env_id or o.config):
+        raise UserError("--resume plays the task the run began with: it takes no --env or --config")
+    model = None if o.resume is not None else model_for(o.model_path, o.env_id, o.config)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None
     label, out, overwrite, cuda_index = o.label, o.out, o.overwrite, o.cuda_index
@@ -128,6 +140,7 @@ def run_collect(o: CollectOptions) -> int:
             raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
         source = resume_run.find_source(Path(o.resume))  # the file, or the partial a killed run left for it
         stored = resume_run.read_run(source)
+        model = load_model(o.model_path or paths.AGENT_WEIGHTS, tasks.from_protocol(stored.get("protocol")))
         import torch
 
         resume_run.check_same_run(

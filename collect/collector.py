@@ -12,26 +12,23 @@ from __future__ import annotations
 import json
 import socket
 import uuid
-from dataclasses import asdict
 
 import numpy as np
 
-from rtreport import schema
+from rtreport import play_margin
 from rtreport.gates import Gates
 
-from . import costs, measure, provenance
-from .agent.network import sha256_file
-from .agent.protocol import EVAL_EPSILON, protocol_settings
+from . import costs, measure, provenance, run_record, task_states
 from .agent.shipped import load_seeds
 from .artifacts import Artifacts
 from .model_input import ModelSource
 from .options import CollectOptions
-from .paths import FIXED_STATES, shown
+from .paths import FIXED_STATES
 from .play import Design, PlayPhase, Players, auto_slots, auto_workers, engine, twins
 from .profiles import FULL, PROFILES, QUICK, Profile  # noqa: F401  (re-exported)
 from .progress import Silent
-from .registry import Runtime, all_runtimes, reference_runtime_id
-from .rounds import ROUND_ORDER_SEED, Rounds, ends_only_reason
+from .registry import Runtime, all_runtimes, make_runner, reference_runtime_id
+from .rounds import Rounds, ends_only_reason
 from .runners.base import RuntimeUnavailable
 from .store import RunStore
 
@@ -89,8 +86,8 @@ class Collector:
             if resuming
             else reference_runtime_id([rid for rid, r in self.reasons.items() if r is None], self.known)
         )
-        states = np.load(FIXED_STATES)
-        self.states = states[: profile.num_states] if profile.num_states else states
+        # Breakout's fixed states ship with rtreport; any other task's are taken when the run begins (``run``)
+        self.states = self._cut(np.load(FIXED_STATES)) if model.task.is_breakout else None
         self.seeds = tuple(load_seeds()["play"])[: profile.looks[-1]]
         self.play_workers, self.play_slots, self.play_mps = options.play_workers, options.play_slots, options.play_mps
         self.play_twins = options.play_twins
@@ -105,37 +102,22 @@ class Collector:
     def _at(self, phase: str, runtime_id: str | None = None) -> None:
         self.phase, self.runtime_id = phase, runtime_id
 
+    def _cut(self, states: np.ndarray) -> np.ndarray:
+        return states[: self.profile.num_states] if self.profile.num_states else states
+
     def run(self) -> None:
         machine = provenance.machine(self.cuda_index)
+        harvested = None
+        if self.states is None:
+            self._at("fixed states: harvest")
+            states, harvested = task_states.for_run(self.store, self.model, self.profile, self.ui, self.resuming)
+            self.states = self._cut(states)
+            harvested = harvested if harvested is None else harvested[: len(self.states)]
         if not self.resuming:
-            margin = Gates.load().play_margin
-            self.store.start_run(
-                {
-                    "label": self.label,
-                    "profile": self.profile.name,
-                    **machine,
-                    "model_path": shown(self.model.path),
-                    "model_format": self.model.format,
-                    "model_sha256": self.model.sha256,
-                    "num_actions": self.model.num_actions,
-                    "fixed_states_sha256": sha256_file(FIXED_STATES),
-                    "seeds_sha256": schema.seeds_sha256(self.seeds),
-                    "reference_runtime": self.reference,
-                    "eval_epsilon": EVAL_EPSILON,
-                    "protocol": protocol_settings(),
-                    "settings": {
-                        **asdict(self.profile),
-                        "cuda_index": self.cuda_index,
-                        "runtimes_requested": [s.id for s in self.specs],
-                        "states": len(self.states),
-                        "seeds": list(self.seeds),
-                        "play_margin_fraction": margin,
-                        "round_order_seed": ROUND_ORDER_SEED,
-                        "rounds_ends_only": self._ends_only(),
-                    },
-                }
-            )
+            self.store.start_run(run_record.first_row(self, machine))
         self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"])
+        if harvested is not None:
+            self.store.add_task_states(self.states, harvested)
         stored = dict(
             self.store.con.execute(
                 "SELECT runtime_id, status FROM runtimes WHERE run_id = ?", [self.store.run_id]
@@ -159,6 +141,9 @@ class Collector:
             self.rounds = Rounds(self, design.looks, design.seeds, between=ends_only is None)
             self.rounds.take(0)  # before play; then after looks (play.PlayPhase) and after play
             self._costs()
+            if design.margin_rule == "gain-over-random":
+                self._at("play: a uniformly random policy")
+                task_states.owe_random(self.store, self.model.task, design, self.ui)
             self._play(design)
             self.rounds.take(len(design.looks))
         finally:
@@ -203,7 +188,7 @@ class Collector:
         self._at("prepare", spec.id)
         runner = None
         try:
-            runner = spec.make(self.model, self.artifacts, self.cuda_index)
+            runner = make_runner(spec, self.model, self.artifacts, self.cuda_index)
             before = costs.memory_snapshot(spec.device, self.cuda_index)
             with self.ui.phase(f"{spec.id}: prepare", 1) as tick:
                 runner.prepare()
@@ -296,11 +281,11 @@ class Collector:
         if rows:
             self.store.add_costs(rid, resources=rows)
 
-    def _ends_only(self) -> str | None:
+    def ends_only(self) -> str | None:
         return ends_only_reason(self.play_mps and any(s.device == "cuda" for s in self.specs))
 
     def _design(self) -> Design:
-        settings = (self.resuming or {}).get("settings") or {}
+        settings = self._settings()  # as the run's first session stored them
         p = self.profile
         return Design(
             tuple(settings.get("seeds", self.seeds)),
@@ -308,6 +293,7 @@ class Collector:
             settings.get("check_seeds", p.check_seeds),
             settings.get("episode_step_cap", p.episode_step_cap),
             settings.get("play_margin_fraction", Gates.load().play_margin),
+            settings.get("play_margin_rule", play_margin.DEFAULT_RULE),
         )
 
     def _play(self, design: Design) -> None:
@@ -350,7 +336,14 @@ class Collector:
             )
         )
         with Players(
-            playing, workers, self.model.path, self.artifacts, self.cuda_index, slots, mps=self.play_mps
+            playing,
+            workers,
+            self.model.path,
+            self.artifacts,
+            self.cuda_index,
+            slots,
+            mps=self.play_mps,
+            task=self.model.task,
         ) as players:
             phase.players = players
             if any(players.cpus):  # CPU runtimes in several processes: each on its own share of the cores

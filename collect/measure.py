@@ -9,7 +9,7 @@ import numpy as np
 
 from rtreport.stats import MARGIN_BINS, margin_bin
 
-from .agent.protocol import EpisodeInPlay, play_episode
+from .agent.protocol import EVAL_EPSILON, EpisodeInPlay, play_episode
 
 BATCH_SIZES = (1, 8, 32, 128, 512)  # the batch sweep
 MAX_BATCH = max(BATCH_SIZES)  # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
@@ -89,9 +89,18 @@ class ShadowedGame:
     makes the decision. ``until_first_flip``: a shadow stops at its first different action (enough to know
     whether it would have played this very episode)."""
 
-    def __init__(self, env, driver: str, shadows, seed: int, max_steps: int | None, until_first_flip: bool = False):
+    def __init__(
+        self,
+        env,
+        driver: str,
+        shadows,
+        seed: int,
+        max_steps: int | None,
+        until_first_flip: bool = False,
+        epsilon: float = EVAL_EPSILON,
+    ):
         self.started = time.perf_counter()
-        self.game = EpisodeInPlay(env, seed, max_steps=max_steps)
+        self.game = EpisodeInPlay(env, seed, epsilon, max_steps=max_steps)
         self.driver, self.until_first_flip = driver, until_first_flip
         self.tallies = {rid: Shadow(complete=not until_first_flip) for rid in shadows}
         self.margin_counts = np.zeros(len(MARGIN_BINS) - 1, dtype=np.int64)

@@ -1,52 +1,195 @@
-"""The model under test: the shipped agent, or a user's PyTorch checkpoint or ONNX file.
+"""The model under test: the shipped agent, or a user's PyTorch checkpoint, TorchScript module, ONNX file or
+Stable-Baselines3 ``.zip``, checked against the run's task (``tasks.Task``).
 
-Validation happens here, before any runtime starts, so bad input is one clear line.
+Validation happens here, before any runtime starts, so bad input is one clear line that says which shape was
+expected.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import torch
 
 from rtreport.errors import UserError
 
-from .agent.network import QNetwork, export_onnx, sha256_file
-from .agent.protocol import NUM_ACTIONS, OBSERVATION_SHAPE
+from .agent.network import ONNX_INPUT, ONNX_OPSET, ONNX_OUTPUT, QNetwork, export_onnx, sha256_file
+from .tasks import BREAKOUT, Task
+
+# Formats whose PyTorch module rtreport has (the PyTorch runtimes serve them): its own Q-network's state dict, a
+# TorchScript module, and a Stable-Baselines3 policy.
+TORCH_FORMATS = ("pytorch", "torchscript", "sb3")
 
 
 @dataclass
 class ModelSource:
     path: Path
-    format: str  # "pytorch" or "onnx"
+    format: str  # "pytorch" (rtreport's Q-network), "torchscript", "sb3" or "onnx"
     sha256: str
     num_actions: int
     state_dict: dict | None = None
+    task: Task = BREAKOUT
+    export: dict = field(default_factory=dict)  # how rtreport made the module and the ONNX it measures, if it did
 
-    def torch_model(self) -> QNetwork:
-        model = QNetwork(self.num_actions)
-        model.load_state_dict(self.state_dict)
-        return model.eval()
+    def torch_model(self):
+        """A fresh module on the CPU in eval mode, with ``num_actions`` (each runtime makes its own copy)."""
+        if self.format == "pytorch":
+            model = QNetwork(self.num_actions)
+            model.load_state_dict(self.state_dict)
+            return model.eval()
+        if self.format == "torchscript":
+            import torch
+
+            return PolicyNet(torch.jit.load(str(self.path), map_location="cpu"), self.num_actions).eval()
+        if self.format == "sb3":
+            from .sb3_model import load_sb3
+
+            return PolicyNet(load_sb3(self.path).module, self.num_actions).eval()
+        raise TypeError(f"a {self.format} model has no PyTorch module")
 
     def onnx_source(self):
-        """What ``Artifacts`` needs: the user's ONNX file, or a function exporting ours once."""
+        """What ``Artifacts`` needs: the user's ONNX file, or a function exporting the PyTorch module once."""
         if self.format == "onnx":
             return self.path
-        return lambda out: export_onnx(self.torch_model(), out)
+        if self.format == "pytorch":
+            return lambda out: export_onnx(self.torch_model(), out)
+        return lambda out: export_policy_onnx(self.torch_model(), self.task, out)
 
 
-def load_model(path: Path) -> ModelSource:
-    path = Path(path)
+class PolicyNet(torch.nn.Module):
+    """A user's module as the PyTorch runtimes take it: its input cast to the weights' dtype (so that a
+    half-precision copy takes the task's float32 observations), and ``num_actions``."""
+
+    def __init__(self, inner, num_actions: int):
+        super().__init__()
+        self.inner, self.num_actions = inner, num_actions
+
+    def forward(self, observation):
+        weight = next(self.inner.parameters(), None)
+        x = observation.to(weight.dtype) if weight is not None and observation.is_floating_point() else observation
+        return self.inner(x)
+
+
+def export_policy_onnx(module, task: Task, out) -> None:
+    """Export a user's module with a dynamic batch axis and the task's observation dtype (a TorchScript module is
+    exported as it is: the ONNX exporter takes a script module only as the whole model)."""
+    if isinstance(getattr(module, "inner", None), torch.jit.ScriptModule):
+        module = module.inner
+    example = torch.zeros((1, *task.observation.shape), dtype=getattr(torch, task.observation.dtype))
+    with torch.no_grad():
+        torch.onnx.export(
+            module.cpu().eval(),
+            (example,),
+            str(out),
+            input_names=[ONNX_INPUT],
+            output_names=[ONNX_OUTPUT],
+            dynamic_axes={ONNX_INPUT: {0: "batch"}, ONNX_OUTPUT: {0: "batch"}},
+            opset_version=ONNX_OPSET,
+            dynamo=False,
+        )
+
+
+def load_model(path: Path, task: Task | None = None) -> ModelSource:
+    """The model at ``path``, checked against ``task`` (default: Breakout). A Stable-Baselines3 policy of
+    action logits makes its task greedy on logits."""
+    path, task = Path(path), task or BREAKOUT
     if not path.exists():
         raise UserError(f"model file not found: {path}")
     if path.is_dir():
         raise UserError(f"model path is a folder, not a file: {path}")
-    source = _load_onnx(path) if path.suffix.lower() == ".onnx" else _load_torch(path)
-    if source.num_actions != NUM_ACTIONS:
+    suffix = path.suffix.lower()
+    if suffix == ".onnx":
+        source = _load_onnx(path, task)
+    elif suffix == ".zip" and not _is_torch_archive(path):
+        source = _load_sb3(path, task)
+    elif _is_torchscript(path):
+        source = _load_torchscript(path, task)
+    else:
+        if task.family != "atari":
+            raise UserError(
+                f"{path}: for {task.name}, give a TorchScript module (torch.jit.save), an ONNX file or a "
+                f"Stable-Baselines3 .zip; a state dict fits only rtreport's Atari Q-network"
+            )
+        source = _load_torch(path)
+    source.task = source.task if source.format == "sb3" else task
+    if source.num_actions != task.num_actions:
+        if task.is_breakout:
+            raise UserError(
+                f"{path}: the model has {source.num_actions} actions, but Breakout's minimal action set has "
+                f"{task.num_actions}"
+            )
         raise UserError(
-            f"{path}: the model has {source.num_actions} actions, but Breakout's minimal action set has {NUM_ACTIONS}"
+            f"{path}: the model has {source.num_actions} outputs, but {task.name} has {task.num_actions} actions "
+            f"(expected outputs (N, {task.num_actions}))"
         )
     return source
+
+
+def _is_torch_archive(path: Path) -> bool:
+    """torch.save's and torch.jit.save's zip archives hold a ``data.pkl``; a Stable-Baselines3 save does not."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return any(n.endswith("data.pkl") for n in z.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _is_torchscript(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as z:
+            return any(n.endswith("constants.pkl") or "/code/" in n for n in z.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _load_torchscript(path: Path, task: Task) -> ModelSource:
+    try:
+        module = torch.jit.load(str(path), map_location="cpu").eval()
+    except Exception as e:
+        raise UserError(
+            f"{path}: PyTorch cannot load it as TorchScript ({type(e).__name__}: {_first_line(e)})"
+        ) from None
+    outputs = _run_module(path, module, task)
+    return ModelSource(path, "torchscript", sha256_file(path), outputs, export={"from": "TorchScript"})
+
+
+def _run_module(path: Path, module, task: Task) -> int:
+    """The module's action count, from one decision on a zero observation of the task's shape."""
+    example = torch.zeros((1, *task.observation.shape), dtype=getattr(torch, task.observation.dtype))
+    try:
+        with torch.inference_mode():
+            out = module(example)
+    except Exception as e:
+        raise UserError(
+            f"{path}: the model does not take {task.name}'s observations, {task.observation.describe()} "
+            f"({type(e).__name__}: {_first_line(e)[:200]})"
+        ) from None
+    if not isinstance(out, torch.Tensor) or out.dim() != 2 or out.shape[0] != 1:
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise UserError(f"{path}: expected outputs (N, {task.num_actions}) for {task.name}; the model returns {shape}")
+    return int(out.shape[1])
+
+
+def _load_sb3(path: Path, task: Task) -> ModelSource:
+    from .sb3_model import load_sb3
+
+    policy = load_sb3(path)
+    if policy.action_kind != "discrete":
+        raise UserError(
+            f"{path}: a {policy.algorithm} policy with continuous actions; this version of rtreport judges "
+            f"agents with discrete actions only"
+        )
+    if tuple(policy.observation_shape) != tuple(task.observation.shape):
+        raise UserError(
+            f"{path}: the policy takes observations of shape {tuple(policy.observation_shape)}, but {task.name} "
+            f"gives {tuple(task.observation.shape)}"
+        )
+    kind = "q-values" if policy.outputs == "q-values" else "logits"
+    export = {**policy.export, "onnx": "exported by rtreport from the policy's PyTorch module (torch.onnx.export)"}
+    return ModelSource(path, "sb3", sha256_file(path), policy.num_actions, task=task.with_outputs(kind), export=export)
 
 
 SAVE_HINT = "save the weights with torch.save(model.state_dict(), 'model.pt')"
@@ -55,7 +198,7 @@ SAVE_HINT = "save the weights with torch.save(model.state_dict(), 'model.pt')"
 def _load_torch(path: Path) -> ModelSource:
     import pickle
 
-    import torch
+    from .agent.protocol import OBSERVATION_SHAPE
 
     head = _head(path)
     if not head:
@@ -98,7 +241,7 @@ def _load_torch(path: Path) -> ModelSource:
     return ModelSource(path, "pytorch", sha256_file(path), num_actions, obj)
 
 
-def _load_onnx(path: Path) -> ModelSource:
+def _load_onnx(path: Path, task: Task) -> ModelSource:
     import onnx
 
     if not _head(path):
@@ -116,25 +259,29 @@ def _load_onnx(path: Path) -> ModelSource:
         raise UserError(f"{path}: expected one input and one output, found {len(inputs)} and {len(model.graph.output)}")
     tensor = inputs[0].type.tensor_type
     dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-    if tensor.elem_type != onnx.TensorProto.UINT8 or len(dims) != 4 or tuple(dims[1:]) != OBSERVATION_SHAPE:
+    expected = task.observation
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
+    if dtype != expected.dtype or len(dims) != len(expected.shape) + 1 or tuple(dims[1:]) != expected.shape:
         shown = ["N" if d is None else d for d in dims]
         raise UserError(
-            f"{path}: input must be uint8 (N, 4, 84, 84); found "
-            f"{onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)} ({', '.join(map(str, shown))})"
+            f"{path}: input must be {expected.describe()}"
+            + ("" if task.is_breakout else f" for {task.name}")
+            + f"; found {dtype} ({', '.join(map(str, shown))})"
         )
     out_dims = [
         d.dim_value if d.HasField("dim_value") else None for d in model.graph.output[0].type.tensor_type.shape.dim
     ]
-    num_actions = out_dims[-1] if out_dims and out_dims[-1] else _actions_by_running(path)
+    num_actions = out_dims[-1] if out_dims and out_dims[-1] else _actions_by_running(path, task)
     return ModelSource(path, "onnx", sha256_file(path), int(num_actions))
 
 
-def _actions_by_running(path: Path) -> int:
+def _actions_by_running(path: Path, task: Task) -> int:
     import numpy as np
     import onnxruntime as ort
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    out = session.run(None, {session.get_inputs()[0].name: np.zeros((1, *OBSERVATION_SHAPE), np.uint8)})[0]
+    example = np.zeros((1, *task.observation.shape), task.observation.dtype)
+    out = session.run(None, {session.get_inputs()[0].name: example})[0]
     return out.shape[-1]
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 @dataclass(frozen=True)
 class CollectOptions:
     model_path: Path | str | None = None  # --model (None: the shipped agent)
+    env_id: str | None = None  # --env (None: Breakout, or the run configuration's)
+    config: Path | str | None = None  # --config: the run configuration (collect.run_config)
     runtime_list: str | None = None  # --runtimes, comma-separated ids (None: every runtime, opt-in ones aside)
     out: Path | str | None = None  # --out (None: data/<label>.duckdb, or the next free name)
     overwrite: bool = False  # --overwrite

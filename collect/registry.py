@@ -42,6 +42,24 @@ class Runtime:
         return f"{self.framework} {self.device.upper()} {self.precision.upper()}{extra}"
 
 
+def make_runner(spec: Runtime, model, artifacts, cuda_index: int):
+    """``spec``'s runner for ``model``, told what one decision's input is (the model's task's observation) before
+    anything prepares it."""
+    runner = spec.make(model, artifacts, cuda_index)
+    task = getattr(model, "task", None)
+    if task is not None:
+        runner.observation = task.observation
+    return runner
+
+
+def breakout_only(model, part: str) -> str | None:
+    """Why a runtime that so far knows only Breakout's input cannot serve this model, or None."""
+    task = getattr(model, "task", None)
+    if task is None or task.is_breakout:
+        return None
+    return f"{part} is made for the Breakout agent's input (uint8 (N, 4, 84, 84), 4 actions) only, not for {task.name}"
+
+
 # -- the built-in runtimes ---------------------------------------------------------------------------------
 
 
@@ -114,7 +132,7 @@ def _tensorrt(flavour, precision, graph=False) -> Runtime:
         "cuda",
         precision,
         "CUDA graph" if graph else "",
-        lambda model: TensorRTRunner.unavailable_reason(flavour),
+        lambda model: breakout_only(model, "its engine build") or TensorRTRunner.unavailable_reason(flavour),
         make,
         same_kernels_as=f"{flavour}-{precision}" if graph else "",
     )
@@ -157,7 +175,7 @@ def _ort_int8(device) -> Runtime:
         device,
         "int8",
         "QDQ" if device == "cpu" else "QDQ, IO binding",
-        lambda model: OrtRunner.unavailable_reason(device),
+        lambda model: breakout_only(model, "its calibration") or OrtRunner.unavailable_reason(device),
         lambda model, artifacts, cuda: OrtInt8Runner(info, model, artifacts, cuda),
         opt_in=OPT_IN,
     )
@@ -173,7 +191,10 @@ def _openvino(precision) -> Runtime:
         "cpu",
         precision,
         "NNCF PTQ" if precision == "int8" else "",
-        lambda model: openvino_runner.unavailable_reason(precision),
+        lambda model: (
+            (breakout_only(model, "its calibration") if precision == "int8" else None)
+            or openvino_runner.unavailable_reason(precision)
+        ),
         lambda model, artifacts, cuda: openvino_runner.OpenVinoRunner(info, model, artifacts),
         opt_in=OPT_IN,
     )

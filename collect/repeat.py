@@ -22,7 +22,7 @@ from rtreport.errors import UserError
 from rtreport.labels import slug
 from rtreport.reproducibility import by_repeat, in_words
 
-from . import measure, paths, provenance
+from . import measure, paths, provenance, task_states, tasks
 from . import resume as resume_run
 from .artifacts import Artifacts
 from .conditions import Host
@@ -30,7 +30,7 @@ from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
 from .outfile import OutputFile
 from .progress import Bars, Lines, Silent
-from .registry import all_runtimes
+from .registry import all_runtimes, make_runner
 from .rounds import measure_round, order_of
 from .store import RunStore, now
 
@@ -45,7 +45,7 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
             f"--repeat {path}: the run is {stored['status']}; a repeat adds to a complete run "
             f"(finish it first: rtreport collect --resume {path})"
         )
-    model = load_model(model_path or paths.AGENT_WEIGHTS)
+    model = load_model(model_path or paths.AGENT_WEIGHTS, tasks.from_protocol(stored.get("protocol")))
     import torch
 
     resume_run.check_same_run(
@@ -144,7 +144,9 @@ class _Repeat:
     def __init__(self, store, model, runtime_ids, specs, artifacts, cuda_index, ui, profile, states):
         self.store, self.model, self.ids, self.specs = store, model, runtime_ids, specs
         self.artifacts, self.cuda_index, self.ui, self.profile = artifacts, cuda_index, ui, profile
-        all_states = np.load(paths.FIXED_STATES)
+        task = model.task
+        stored = None if task.is_breakout else task_states.stored(store.con, store.run_id, task)
+        all_states = np.load(paths.FIXED_STATES) if stored is None else stored
         self.states = all_states[:states] if states else all_states
         self.where, self.runners, self.skipped, self.q, self.first_round = "start", {}, {}, {}, None
 
@@ -181,7 +183,7 @@ class _Repeat:
             described, q = {}, self.q
             for rid in self.ids:
                 self.where = f"prepare of {rid}"
-                runner = self.specs[rid].make(self.model, self.artifacts, self.cuda_index)
+                runner = make_runner(self.specs[rid], self.model, self.artifacts, self.cuda_index)
                 try:
                     with self.ui.phase(f"{rid}: prepare", 1) as tick:
                         runner.prepare()

@@ -132,6 +132,25 @@ class RunStore:
                 f"INSERT INTO runtimes ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values())
             )
 
+    def add_task_states(self, states, index: list[dict]) -> None:
+        """The fixed states of a task that ships none, with where each was taken (seed, step of its episode)."""
+        with self._write():
+            self.con.executemany(
+                "INSERT INTO task_states VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    [self.run_id, i, int(x["seed"]), int(x["step"]), int(x["episode_steps"]), states[i].tobytes()]
+                    for i, x in enumerate(index)
+                ],
+            )
+
+    def add_baseline_episodes(self, policy: str, episodes) -> None:
+        """Episodes of a policy that is no runtime (``Episode``s), e.g. the uniformly random one."""
+        with self._write():
+            self.con.executemany(
+                "INSERT INTO baseline_episodes VALUES (?, ?, ?, ?, ?, ?)",
+                [[self.run_id, policy, int(e.seed), float(e.score), int(e.steps), bool(e.truncated)] for e in episodes],
+            )
+
     def add_state_q(self, runtime_id: str, q_values, actions) -> None:
         with self._write():
             self.con.executemany(

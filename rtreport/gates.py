@@ -19,6 +19,7 @@ class Gates:
     speed_statistic: str = "p95"  # the latency statistic the faster gate compares ("p50" | "p95")
     min_measurements: int = 3  # independent measurements (boots, else processes) the faster gate needs
     rule_written: str | None = None  # when the faster gate's rule was written (ISO date): earlier files re-judged
+    play_margin_over_random: float = 0.05  # every task but Breakout: fraction of the reference's gain over random
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Gates":
@@ -46,6 +47,9 @@ class Gates:
                 "between measurements)"
             )
         written = faster.get("rule_written")
+        over_random = float(play.get("margin_fraction_of_gain_over_random", 0.05))
+        if over_random < 0:
+            raise ValueError("the play margin must not be negative")
         return cls(
             float(reduction),
             float(data["agreement"]["min_same_action_fraction"]),
@@ -54,4 +58,5 @@ class Gates:
             statistic,
             measurements,
             None if written is None else str(written),
+            over_random,
         )

@@ -95,6 +95,33 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
         ],
         ("run_id", "runtime_id", "state_index"),
     ),
+    # The fixed states of a task that ships none (every task but Breakout, whose states are data/fixed_states.npy):
+    # taken from the reference model's own play on the harvest seeds when the run began; the observation's raw
+    # bytes, C order, of the shape and dtype the run's protocol names.
+    "task_states": (
+        [
+            ("run_id", "VARCHAR"),
+            ("state_index", "INTEGER"),
+            ("seed", "BIGINT"),
+            ("step", "INTEGER"),
+            ("episode_steps", "INTEGER"),
+            ("observation", "BLOB"),
+        ],
+        ("run_id", "state_index"),
+    ),
+    # Episodes of a policy that is no runtime: a uniformly random policy on the play seeds, whose mean score anchors
+    # the play margin on tasks of any return scale (the gates file's rule).
+    "baseline_episodes": (
+        [
+            ("run_id", "VARCHAR"),
+            ("policy", "VARCHAR"),
+            ("seed", "BIGINT"),
+            ("score", "DOUBLE"),
+            ("steps", "INTEGER"),
+            ("truncated", "BOOLEAN"),
+        ],
+        ("run_id", "policy", "seed"),
+    ),
     "episodes": (
         [
             ("run_id", "VARCHAR"),
@@ -277,12 +304,17 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
 UNINDEXED = ("latency", "flips")
 # Tables of each older schema version (a file of that version must hold them all).
 V1_TABLES = ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "actions"]
-V2_TABLES = [t for t in TABLES if t not in ("repeats", "repeat_state_q", "play_time", "twins", "retaken")]
+V2_TABLES = [
+    t
+    for t in TABLES
+    if t not in ("repeats", "repeat_state_q", "play_time", "twins", "retaken", "task_states", "baseline_episodes")
+]
 OLD_TABLES = {1: V1_TABLES, 2: V2_TABLES}
 # Tables added to schema 3 after files of it were published: a file may lack them (``add_missing_tables`` makes
 # them when collect writes to it again). Nothing the site shows depends on ``play_time``; a file without ``twins``
-# was played with no twin standing in; one without ``retaken`` was made before loaded rounds were measured again.
-LATER_V3_TABLES = ("play_time", "twins", "retaken")
+# was played with no twin standing in; one without ``retaken`` was made before loaded rounds were measured again;
+# one without ``task_states`` and ``baseline_episodes`` is Breakout's, judged by the rules it was made under.
+LATER_V3_TABLES = ("play_time", "twins", "retaken", "task_states", "baseline_episodes")
 
 
 def seeds_sha256(seeds) -> str:

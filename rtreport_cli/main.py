@@ -126,7 +126,23 @@ def train(
     "model_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="A PyTorch state dict (.pt) or ONNX file (.onnx) of the Q-network; default: the shipped agent.",
+    help="The policy: rtreport's Q-network state dict (.pt), a TorchScript module (.pt), an ONNX file (.onnx) "
+    "or a Stable-Baselines3 model (.zip); default: the shipped Breakout agent.",
+)
+@click.option(
+    "--env",
+    "env_id",
+    default=None,
+    help="The Gymnasium environment the policy plays: an ALE game (ALE/Pong-v5, under the Atari protocol) or any "
+    "registered one with a Box observation and Discrete actions (CartPole-v1, …); default: ALE/Breakout-v5.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Run configuration (TOML): the environment's kwargs and time limit, the policy's outputs and ε "
+    "(docs/own-agent.md).",
 )
 @click.option(
     "--runtimes",
@@ -227,6 +243,8 @@ def train(
 )
 def collect(
     model_path,
+    env_id,
+    config_path,
     runtime_list,
     out,
     overwrite,
@@ -251,7 +269,7 @@ def collect(
     if list_runtimes:
         from collect.collect_command import list_runtimes_lines
 
-        click.echo("\n".join(list_runtimes_lines(model_path)))
+        click.echo("\n".join(list_runtimes_lines(model_path, env_id, config_path)))
         return
     from collect.collect_command import run_collect
     from collect.options import CollectOptions
@@ -261,6 +279,8 @@ def collect(
     code = run_collect(
         CollectOptions(
             model_path=model_path,
+            env_id=env_id,
+            config=config_path,
             runtime_list=runtime_list,
             out=out,
             overwrite=overwrite,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
-from rtreport import after_stopping, latency_stats, reproducibility, sequential, stats
+from rtreport import after_stopping, latency_stats, play_margin, reproducibility, sequential, stats
 
 from .load import RunRows, RuntimeRows
 from .speed_analysis import boots, head_to_head, keyed_rounds, latency_summary, load_summary, rejudged  # noqa: F401
@@ -110,26 +111,39 @@ def paired(candidate: RuntimeRows, baseline: RuntimeRows) -> dict | None:
     return result
 
 
-def play_test(candidate: RuntimeRows, reference: RuntimeRows, run: dict, margin_fraction: float) -> dict | None:
-    """The play test at the last look both runtimes completed: RCI of the mean paired difference, outcome."""
+def play_test(
+    candidate: RuntimeRows, reference: RuntimeRows, run: dict, margin_fraction: float, random_scores: dict | None = None
+) -> dict | None:
+    """The play test at the last look both runtimes completed: RCI of the mean paired difference, outcome. The
+    margin follows the run's rule (``rtreport.play_margin``; ``random_scores``: the uniformly random policy's
+    scores by seed, for the rule that needs them)."""
     seeds, looks = design(run)
+    rule = play_margin.rule_of(run.get("settings", {}))
+    margin_of = partial(_margin, rule, margin_fraction, random_scores or {})
     mine, ref = _scores_by_seed(candidate), _scores_by_seed(reference)
     reached = [k for k, n in enumerate(looks) if all(s in mine and s in ref for s in seeds[:n])]
     if not reached:
         return None
     k = reached[-1]
     for j in reached:  # the first look where it was decided (collect stops there)
-        test = _look(mine, ref, seeds[: looks[j]], j, looks, margin_fraction)
+        test = _look(mine, ref, seeds[: looks[j]], j, looks, margin_of)
         if test["outcome"] != "undecided":
             return test
-    return _look(mine, ref, seeds[: looks[k]], k, looks, margin_fraction)
+    last = _look(mine, ref, seeds[: looks[k]], k, looks, margin_of)
+    # no margin (the reference gains nothing over random play): no test to report, and the play gate cannot pass
+    return None if last["margin"] is None else last
 
 
-def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
+def _margin(rule, fraction, random_scores: dict, ref: dict, seeds) -> float | None:
+    random = [random_scores[s] for s in seeds] if all(s in random_scores for s in seeds) else None
+    return play_margin.margin(rule, fraction, [ref[s] for s in seeds], random)
+
+
+def _look(mine, ref, seeds, k, looks, margin_of) -> dict:
     d = np.array([mine[s] - ref[s] for s in seeds])
-    margin = margin_fraction * float(np.mean([ref[s] for s in seeds]))
+    margin = margin_of(ref, seeds)
     mean, low, high = sequential.repeated_ci(d, k, looks)
-    outcome = sequential.outcome(low, high, margin)
+    outcome = "undecided" if margin is None else sequential.outcome(low, high, margin)
     sd = float(d.std(ddof=1)) if d.size > 1 else 0.0
     stopped = outcome != "undecided" or k == len(looks) - 1
     return {
@@ -145,8 +159,12 @@ def _look(mine, ref, seeds, k, looks, margin_fraction) -> dict:
         "up": int((d > 0).sum()),
         "down": int((d < 0).sum()),
         # after a stop: the median-unbiased estimate; while undecided with looks left: conditional power
-        "adjusted": after_stopping.median_unbiased(d, k, looks, margin) if stopped and sd > 0 else None,
-        "conditional_power": None if stopped else after_stopping.conditional_powers(d, k, looks, margin),
+        "adjusted": (
+            after_stopping.median_unbiased(d, k, looks, margin) if stopped and sd > 0 and margin is not None else None
+        ),
+        "conditional_power": (
+            None if stopped or margin is None else after_stopping.conditional_powers(d, k, looks, margin)
+        ),
     }
 
 
@@ -252,7 +270,9 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                 ref_seeds = _scores_by_seed(reference)
                 same_seeds = [ref_seeds[e["seed"]] for e in rt.episodes if e["seed"] in ref_seeds]
                 r.scores_reference = stats.score_summary(same_seeds) if same_seeds else None
-                r.play = play_test(rt, reference, run.run, gates.play_margin)
+                over_random = play_margin.rule_of(run.run.get("settings", {})) == "gain-over-random"
+                fraction = gates.play_margin_over_random if over_random else gates.play_margin
+                r.play = play_test(rt, reference, run.run, fraction, run.random_scores)
                 r.check = standing_check(rt, reference, run.run)
                 ref_by_seed = _scores_by_seed(reference)
                 ref_scores = [ref_by_seed[s] for s in sorted(_scores_by_seed(rt)) if s in ref_by_seed]

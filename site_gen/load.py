@@ -66,6 +66,7 @@ class RunRows:
     repeat_details: dict = field(default_factory=dict)  # repeat -> {runtime id: details}: what each repeat's
     # process said of each runtime (its compile cache, …)
     retaken: list = field(default_factory=list)  # rounds measured again for foreign load: (runtime, round, attempt)
+    random_scores: dict = field(default_factory=dict)  # seed -> a uniformly random policy's score (the margin's rule)
 
     @property
     def complete(self) -> bool:
@@ -358,4 +359,27 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
         if has_retaken
         else []
     )
-    return RunRows(path, run, runtimes, found, sessions, floors, repeat_details=repeat_details, retaken=retaken)
+    has_baseline = bool(
+        con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'baseline_episodes'").fetchall()
+    )
+    random_scores = (
+        dict(
+            con.execute(
+                "SELECT seed, score FROM baseline_episodes WHERE run_id = ? AND policy = 'uniform-random'",
+                [run_id],
+            ).fetchall()
+        )
+        if has_baseline
+        else {}
+    )
+    return RunRows(
+        path,
+        run,
+        runtimes,
+        found,
+        sessions,
+        floors,
+        repeat_details=repeat_details,
+        retaken=retaken,
+        random_scores=random_scores,
+    )

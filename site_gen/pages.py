@@ -218,6 +218,37 @@ def machine_title(res: RunResult, t: Translator) -> str:
     return t("machine_title", label=run["label"], device=run.get("gpu_name") or run.get("cpu") or "?")
 
 
+def agent_text(res: RunResult, t: Translator) -> str | None:
+    """Which agent the run judged, for every task but Breakout (whose pages name it throughout)."""
+    run = res.rows.run
+    protocol = run.get("protocol") or {}
+    if protocol.get("family") is None:
+        return None  # Breakout under the Atari protocol: the shipped agent's task
+    env = protocol.get("gym_id", "?")
+    actions = protocol.get("action_meanings") or []
+    export = (run.get("settings") or {}).get("model_export") or {}
+    kind = {
+        "pytorch": t("agent_kind_qnetwork"),
+        "torchscript": t("agent_kind_torchscript"),
+        "onnx": t("agent_kind_onnx"),
+        "sb3": t("agent_kind_sb3", algorithm=export.get("algorithm", "?")),
+    }.get(run.get("model_format"), run.get("model_format") or "?")
+    decide = (
+        t("agent_greedy_logits")
+        if protocol.get("outputs") == "logits"
+        else t("agent_greedy_q", epsilon=f"{float(protocol.get('eval_epsilon') or 0):g}")
+    )
+    return t(
+        "agent_line",
+        model=run.get("model_path") or "?",
+        kind=kind,
+        env=env,
+        n=len(actions),
+        actions=t("agent_actions_sep").join(map(str, actions)),
+        decide=decide,
+    )
+
+
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
     run = res.rows.run
     charts = dict.fromkeys(
@@ -276,6 +307,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
             if run["status"] in ("running", "incomplete", "complete")
             else run["status"],
         ),
+        "agent": agent_text(res, t),
         "banners": banners(res, t),
         "contents": contents_text(res, t),
         "found": sentences(res, t),

@@ -43,7 +43,7 @@ class DirectEvalEnv:
     """``make_eval_env()``'s game, observations and rewards, with ``reset(seed=)``, ``step(action)``,
     ``action_space.n`` and ``close()`` (what ``protocol.EpisodeInPlay`` uses)."""
 
-    def __init__(self, max_episode_frames: int = MAX_EPISODE_FRAMES):
+    def __init__(self, max_episode_frames: int = MAX_EPISODE_FRAMES, game: str = GAME):
         import ale_py
         import cv2
         from ale_py import roms
@@ -55,7 +55,7 @@ class DirectEvalEnv:
         self.ale.setFloat("repeat_action_probability", STICKY_ACTION_PROBABILITY)
         self.ale.setInt("max_num_frames_per_episode", max_episode_frames)
         self.ale.setBool("sound_obs", False)
-        self._rom = roms.get_rom_path(GAME)
+        self._rom = roms.get_rom_path(game)  # any ALE game under the same protocol (``tasks.atari_task``)
         self._seed(None)
         self.ale.loadROM(self._rom)
         self._actions = list(self.ale.getMinimalActionSet())

@@ -21,7 +21,7 @@ from collections import deque
 import numpy as np
 
 from .. import measure
-from ..agent.protocol import OBSERVATION_SHAPE
+from ..agent.protocol import EVAL_EPSILON
 from .timing import timed_runners
 from .twins import Stand
 
@@ -84,7 +84,7 @@ def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) 
     different one per slot, rotated each round), all submitted before any is fetched, as the engine does, and each
     result is compared bit for bit with what ``infer`` returns for that state, one call at a time. Returns
     {runtime id: how many of its ``n * rounds`` overlapped decisions differed} (all 0: the overlap is exact)."""
-    states = np.random.default_rng(0).integers(0, 256, (n, 1, *OBSERVATION_SHAPE), dtype=np.uint8)
+    states = next(iter(runners.values())).observation.noise(n)
     bits = {
         rid: [np.ascontiguousarray(r.infer(x)[0], dtype=np.float32).view(np.uint32) for x in states]
         for rid, r in runners.items()
@@ -101,7 +101,7 @@ def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) 
     return differing
 
 
-def play_tasks(runners: dict, envs: list, tasks, timings=None):
+def play_tasks(runners: dict, envs: list, tasks, timings=None, epsilon: float = EVAL_EPSILON):
     """Play ``tasks`` (``worker.Task``) in ``len(envs)`` slots; yields (key, result), result being (Episode,
     seconds, {runtime id: Shadow}, margin counts, {runtime id: (twin, decisions, checked, differing)} of the runtimes
     a twin stood in for (``twins``)) or the task's ``RuntimeFault``, in the order the games end.
@@ -113,7 +113,7 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None):
     Each slot decides as soon as its previous decision is in: the engine takes the oldest slot whose decisions are
     all done (else waits for the oldest), advances its game and submits that slot's next decisions at once, so
     the GPU always holds every game's next decision while this process steps the emulators. ``timings``
-    (``timing.Timings``): each runtime's submit/ready/fetch add to it."""
+    (``timing.Timings``): each runtime's submit/ready/fetch add to it. ``epsilon``: the task's evaluation ε."""
     open_slots(runners, len(envs))
     runners = timed_runners(runners, timings)
     if callable(tasks):
@@ -140,7 +140,7 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None):
             shadows = [rid for rid in task.shadows if not isinstance(runners.get(rid, ""), str)]
             slot = free.pop()
             game = measure.ShadowedGame(
-                envs[slot], task.driver, shadows, task.seed, task.step_cap, task.until_first_flip
+                envs[slot], task.driver, shadows, task.seed, task.step_cap, task.until_first_flip, epsilon
             )
             for rid in task.shadows:
                 if rid not in shadows:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 
-from rtreport import sequential
+from rtreport import play_margin, sequential
 
 from .look import Look
 from .pool import Players
@@ -30,6 +29,7 @@ class Design:
     check_seeds: int  # the first seeds every candidate really replays
     step_cap: int | None
     margin_fraction: float
+    margin_rule: str = play_margin.DEFAULT_RULE  # ``rtreport.play_margin``
 
     def at(self, look: int) -> list[int]:
         return list(self.seeds[: self.looks[look]])
@@ -80,12 +80,26 @@ class PlayPhase:
             if not all(s in mine and s in reference_scores for s in seeds):
                 return None
             d = [mine[s][0] - reference_scores[s] for s in seeds]
-            margin = self.design.margin_fraction * float(np.mean([reference_scores[s] for s in seeds]))
+            margin = self.margin([reference_scores[s] for s in seeds], seeds)
+            if margin is None:
+                continue
             _, low, high = sequential.repeated_ci(d, k, self.design.looks)
             result = sequential.outcome(low, high, margin)
             if result != "undecided":
                 return k, result
         return None
+
+    def margin(self, reference_scores: list, seeds: list) -> float | None:
+        random = None
+        if self.design.margin_rule == "gain-over-random":
+            stored = dict(
+                self.store.con.execute(
+                    "SELECT seed, score FROM baseline_episodes WHERE run_id = ? AND policy = 'uniform-random'",
+                    [self.store.run_id],
+                ).fetchall()
+            )
+            random = [stored[s] for s in seeds] if all(s in stored for s in seeds) else None
+        return play_margin.margin(self.design.margin_rule, self.design.margin_fraction, reference_scores, random)
 
     def active(self) -> list[str]:
         reference_scores = {s: v[0] for s, v in self._episodes(self.reference).items()}

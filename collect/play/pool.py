@@ -22,7 +22,7 @@ import time
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 
-from ..agent.direct_env import DirectEvalEnv
+from ..tasks import BREAKOUT
 from .engine import RuntimeFault, in_task_order, play_tasks
 from .timing import Timings
 from .worker import Task, _serve, core_sets
@@ -37,10 +37,19 @@ class Players:
     task whose driver failed, else None."""
 
     def __init__(
-        self, runners: dict, workers: int, model_path, artifacts, cuda_index: int, slots: int = 1, mps: bool = False
+        self,
+        runners: dict,
+        workers: int,
+        model_path,
+        artifacts,
+        cuda_index: int,
+        slots: int = 1,
+        mps: bool = False,
+        task=BREAKOUT,
     ):
         """``workers`` processes (1: this one), each keeping ``slots`` games in flight (``engine.play_tasks``);
-        ``mps``: the worker processes share the GPU through a private CUDA MPS daemon (``collect.mps``)."""
+        ``mps``: the worker processes share the GPU through a private CUDA MPS daemon (``collect.mps``);
+        ``task``: what is played (``tasks.Task``), each slot in its own environment."""
         self.workers, self.slots = workers, max(1, slots)
         self.gpu = gpu = any(getattr(getattr(r, "info", None), "device", None) == "cuda" for r in runners.values())
         self.cpus: list = [None]
@@ -61,7 +70,9 @@ class Players:
             cuda_index,
             {rid: r.worker_args() for rid, r in runners.items()},
             self.slots,
+            task,
         )
+        self.task = task
         self._procs: list = []
         self._started: set = set()
         self._abandoned = False
@@ -98,7 +109,7 @@ class Players:
             for process in self._procs:
                 process.start()
         else:
-            self.envs = [DirectEvalEnv() for _ in range(self.slots)]
+            self.envs = [self.task.make_env() for _ in range(self.slots)]
             self.main.watch_envs(self.envs)
             self._local: deque = deque()
             self._engine = None
@@ -136,7 +147,11 @@ class Players:
                 return item
         # the engine ends when it has nothing in flight and nothing queued: a new one takes what was put since
         self._engine = play_tasks(
-            self.runners, self.envs, lambda block: self._local.popleft() if self._local else None, self.main
+            self.runners,
+            self.envs,
+            lambda block: self._local.popleft() if self._local else None,
+            self.main,
+            self.task.epsilon,
         )
         return next(self._engine)
 

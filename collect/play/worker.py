@@ -10,7 +10,6 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from ..agent.direct_env import DirectEvalEnv
 from .engine import play_tasks
 from .timing import Timings
 
@@ -69,7 +68,7 @@ def auto_slots(devices) -> int:
     return 16 if "cuda" in set(devices) else 1
 
 
-def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots, mps_env=None):
+def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_args, slots, task, mps_env=None):
     from ..interrupts import ignore_stop_signals
 
     ignore_stop_signals()
@@ -79,20 +78,21 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
     cv2.setNumThreads(1)  # the play processes already use every core; the resize is the same either way
     from ..artifacts import Artifacts
     from ..model_input import load_model
-    from ..registry import all_runtimes
+    from ..registry import all_runtimes, make_runner
 
-    model = load_model(model_path)
+    model = load_model(model_path, task)
     artifacts = Artifacts(artifacts_folder, model.onnx_source(), made)
     specs = {s.id: s for s in all_runtimes()}
     for rid in runtime_ids:
         try:
-            runner = specs[rid].make(model, artifacts, cuda_index)
+            runner = make_runner(specs[rid], model, artifacts, cuda_index)
             runner.reuse(worker_args.get(rid, {}))
             runner.prepare()
             _worker[rid] = runner.for_play()
         except BaseException as e:  # recorded: tasks that need this runtime report it
             _worker[rid] = f"play worker could not prepare it: {type(e).__name__}: {e}"
-    _worker["__envs__"] = [DirectEvalEnv() for _ in range(slots)]
+    _worker["__envs__"] = [task.make_env() for _ in range(slots)]
+    _worker["__epsilon__"] = task.epsilon
 
 
 def _serve(tasks, results, cpus, *initargs) -> None:
@@ -129,8 +129,8 @@ def _serve(tasks, results, cpus, *initargs) -> None:
                 return item
             return None
 
-        runners = {k: v for k, v in _worker.items() if k != "__envs__"}
-        for key, result in play_tasks(runners, _worker["__envs__"], next_task, timings):
+        runners = {k: v for k, v in _worker.items() if not k.startswith("__")}
+        for key, result in play_tasks(runners, _worker["__envs__"], next_task, timings, _worker["__epsilon__"]):
             # the totals first: when the main process has this game's result, it has this process's time up to it
             t = time.perf_counter()
             results.put(("time", pid, timings.snapshot()))

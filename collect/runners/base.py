@@ -4,7 +4,9 @@
 Required
     ``prepare_impl()``  build what the runtime needs (session, engine, graph); ``prepare()`` times it. Set
                         ``artifact_path`` / ``artifact_bytes`` when it writes a model or an engine.
-    ``infer_impl(batch)``  a uint8 host array (N, 4, 84, 84) in, float32 Q-values (N, num_actions) on the host out.
+    ``infer_impl(batch)``  a host array of the task's observations in (``observation``: Breakout's uint8
+                        (N, 4, 84, 84) unless the run's task says otherwise), float32 outputs (N, num_actions)
+                        on the host out (Q-values or action logits).
 Expected
     ``describe_impl()``  what ran, as the run file's runtime row has it: ``libraries`` (versions), ``numerics``
                         (the TF32 state, one of ``TF32_STATES``, and the switches that set it), ``details``.
@@ -26,7 +28,7 @@ import time
 
 import numpy as np
 
-from ..agent.protocol import OBSERVATION_SHAPE
+from ..tasks import BREAKOUT_OBSERVATION, Observation
 
 TF32_STATES = ("off", "on", "not-applicable", "by-types", "default")
 
@@ -39,6 +41,8 @@ class Runner:
     fixed_batch: int | None = None  # a runner captured for one batch size (CUDA graphs) serves only that one
     overlap: str | None = None  # after ``open_slots``: whether its slots' decisions overlap, and why (None: in turn)
     slot_design = "overlapped"  # how its slots overlap, in words (the engine's ``overlap`` line says it)
+    # What one decision's input is: the collector sets the run's task's before ``prepare`` (``registry.make``).
+    observation: Observation = BREAKOUT_OBSERVATION
 
     def __init__(self, info):
         self.info = info
@@ -55,9 +59,12 @@ class Runner:
         self._prepared = True
 
     def infer(self, batch: np.ndarray) -> np.ndarray:
-        """uint8 (N, 4, 84, 84) host array -> float32 (N, A) host array."""
+        """(N, *observation.shape) host array of the observation's dtype -> float32 (N, A) host array."""
         assert self._prepared, "prepare() first"
-        assert batch.dtype == np.uint8 and batch.shape[1:] == OBSERVATION_SHAPE, (batch.dtype, batch.shape)
+        assert batch.dtype == self.observation.dtype and batch.shape[1:] == self.observation.shape, (
+            batch.dtype,
+            batch.shape,
+        )
         assert self.fixed_batch is None or batch.shape[0] == self.fixed_batch, "captured for another batch size"
         return self.infer_impl(batch)
 
@@ -142,6 +149,12 @@ class Runner:
         pass
 
 
+def torch_dtype(observation: Observation):
+    import torch
+
+    return getattr(torch, observation.dtype)
+
+
 class CudaSlots:
     """What the runners that overlap their game slots on a CUDA GPU share (PyTorch, ONNX Runtime's CUDA EP):
     per slot a pinned host input and output and an event recorded after the output's copy. A runner using it
@@ -153,7 +166,7 @@ class CudaSlots:
 
         return {
             "done": torch.cuda.Event(),
-            "host_in": torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory(),
+            "host_in": torch.zeros((1, *self.observation.shape), dtype=torch_dtype(self.observation)).pin_memory(),
             "host_out": torch.zeros((1, num_actions), dtype=torch.float32).pin_memory(),
         }
 

@@ -15,9 +15,8 @@ import re
 import numpy as np
 import onnxruntime as ort
 
-from ..agent.protocol import OBSERVATION_SHAPE
 from ..measure import MAX_BATCH
-from .base import CudaSlots, Runner, RuntimeUnavailable
+from .base import CudaSlots, Runner, RuntimeUnavailable, torch_dtype
 
 # Errors only: ONNX Runtime 1.31 warns "No registered plugin EP device found for 'CUDAExecutionProvider'" at every
 # CUDA session, once per play worker, which buried the progress lines of an H200 run; its errors still print.
@@ -66,7 +65,7 @@ class OrtRunner(CudaSlots, Runner):
         if self.info.device == "cpu":
             return [(PROVIDERS["cpu"], {})]
         if self.ep == "tensorrt":
-            shape = "x".join(map(str, OBSERVATION_SHAPE))
+            shape = "x".join(map(str, self.observation.shape))
             trt = {
                 "device_id": str(self._cuda_index),
                 "trt_fp16_enable": "1" if self.info.precision == "fp16" else "0",
@@ -118,7 +117,7 @@ class OrtRunner(CudaSlots, Runner):
             # and copy each decision's state into the input one (ONNX Runtime's documented pattern).
             n_actions = self.session.get_outputs()[0].shape[-1]
             self.graph_in = ort.OrtValue.ortvalue_from_shape_and_type(
-                (1, *OBSERVATION_SHAPE), np.uint8, "cuda", self._cuda_index
+                (1, *self.observation.shape), np.dtype(self.observation.dtype), "cuda", self._cuda_index
             )
             self.graph_out = ort.OrtValue.ortvalue_from_shape_and_type(
                 (1, n_actions), np.float32, "cuda", self._cuda_index
@@ -135,7 +134,7 @@ class OrtRunner(CudaSlots, Runner):
         if self.info.device != "cpu":
             return self
         twin = OrtRunner(self.info, lambda: (self.artifact_path, 0.0), self._cuda_index)
-        twin._spinning = False
+        twin._spinning, twin.observation = False, self.observation
         twin.prepare()
         return twin
 
@@ -160,7 +159,9 @@ class OrtRunner(CudaSlots, Runner):
                 self._async.add_run_config_entry("disable_synchronize_execution_providers", "1")
             if self.cuda_graph:  # the graph's own input and output, seen by PyTorch (no copy)
                 self._graph_io = (
-                    _device_tensor(self.graph_in.data_ptr(), (1, *OBSERVATION_SHAPE), np.uint8, dev),
+                    _device_tensor(
+                        self.graph_in.data_ptr(), (1, *self.observation.shape), np.dtype(self.observation.dtype), dev
+                    ),
                     _device_tensor(self.graph_out.data_ptr(), tuple(self.graph_out.shape()), np.float32, dev),
                 )
             n_actions = self.session.get_outputs()[0].shape[-1]
@@ -168,14 +169,16 @@ class OrtRunner(CudaSlots, Runner):
             for slot in range(n):
                 s = self._new_slot(n_actions)
                 if not self.cuda_graph:
-                    s["device_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
+                    s["device_in"] = torch.zeros(
+                        (1, *self.observation.shape), dtype=torch_dtype(self.observation), device=dev
+                    )
                     s["device_out"] = torch.zeros((1, n_actions), dtype=torch.float32, device=dev)
                     s["binding"] = self.session.io_binding()
                     s["binding"].bind_input(
                         self.input_name,
                         "cuda",
                         self._cuda_index,
-                        np.uint8,
+                        np.dtype(self.observation.dtype),
                         list(s["device_in"].shape),
                         s["device_in"].data_ptr(),
                     )

@@ -8,8 +8,7 @@ import os
 import numpy as np
 import torch
 
-from ..agent.protocol import OBSERVATION_SHAPE
-from .base import CudaSlots, Runner, RuntimeUnavailable
+from .base import CudaSlots, Runner, RuntimeUnavailable, torch_dtype
 
 
 def set_tf32(enabled: bool) -> None:
@@ -78,8 +77,10 @@ class TorchRunner(CudaSlots, Runner):
 
     @staticmethod
     def unavailable_reason(device: str, model_format: str, compiled: bool = False) -> str | None:
-        if model_format != "pytorch":
+        if model_format == "onnx":
             return "the model was given as ONNX; PyTorch runners need the PyTorch weights"
+        if compiled and model_format == "torchscript":
+            return "torch.compile does not compile a TorchScript module; give the model as a Stable-Baselines3 .zip"
         if device == "cuda" and not torch.cuda.is_available():
             return f"no CUDA device visible to PyTorch {torch.__version__} (torch.cuda.is_available() is False)"
         if compiled:
@@ -90,7 +91,7 @@ class TorchRunner(CudaSlots, Runner):
         return None
 
     def prepare_impl(self):
-        reason = self.unavailable_reason(self.info.device, "pytorch", self.compiled)
+        reason = self.unavailable_reason(self.info.device, "pytorch", self.compiled)  # the format checked at start
         if reason:
             raise RuntimeUnavailable(reason)
         if self.info.device == "cuda":
@@ -110,8 +111,8 @@ class TorchRunner(CudaSlots, Runner):
         """Capture one batch=1 forward into a CUDA graph over static buffers (PyTorch's documented recipe):
         warm up on a side stream, capture, then each decision copies into the static input and replays."""
         dev = self._torch_device
-        self.static_in = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
-        self.host_in = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8).pin_memory()
+        self.static_in = torch.zeros((1, *self.observation.shape), dtype=torch_dtype(self.observation), device=dev)
+        self.host_in = torch.zeros((1, *self.observation.shape), dtype=torch_dtype(self.observation)).pin_memory()
         self.host_out = torch.zeros((1, self.num_actions), dtype=torch.float32).pin_memory()
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
@@ -143,7 +144,9 @@ class TorchRunner(CudaSlots, Runner):
         stream = torch.cuda.Stream(dev)
         slot = {**self._new_slot(self.num_actions), "stream": stream}
         if self.cuda_graph:
-            slot["static_in"] = torch.zeros((1, *OBSERVATION_SHAPE), dtype=torch.uint8, device=dev)
+            slot["static_in"] = torch.zeros(
+                (1, *self.observation.shape), dtype=torch_dtype(self.observation), device=dev
+            )
             stream.wait_stream(torch.cuda.current_stream(dev))
             with torch.cuda.stream(stream), torch.inference_mode():
                 self.model(slot["static_in"])  # this stream's scratch (cuBLAS workspace) exists before the capture

@@ -1,0 +1,287 @@
+"""The task an agent is judged on: the environment, what the model sees, what it outputs, and how a decision is
+made from those outputs. A run stores its task as the run's ``protocol`` (``Task.protocol``), and every part of
+collect that plays, checks or measures reads it from the run's model (``ModelSource.task``), so a repeat, a
+resumed run and every play process play the task the run began with.
+
+Two families:
+
+* ``atari``: every ALE game (``ALE/<Game>-v5``) under the one Atari protocol of ``agent.protocol`` (Machado et
+  al. 2018: frameskip 4, sticky actions 0.25, the game's minimal action set, 84x84 grayscale, a stack of 4,
+  the whole game, raw score, ε = 0.01 at evaluation). Breakout, the default, is this family's first game; its
+  protocol settings are exactly those stored by every earlier run.
+* ``gymnasium``: any registered Gymnasium environment with a flat ``Box`` observation and a ``Discrete`` action
+  space (classic control, Box2D, MuJoCo tasks with discrete actions), made with ``gymnasium.make`` and its own
+  time limit; the observation is handed to the model as float32.
+
+A decision is greedy on the model's outputs: Q-values (ε-greedy with the task's evaluation ε, whose two random
+draws are made at every step from a generator seeded by the episode's seed, so two runtimes on one seed meet the
+same random events) or action logits (the same draws with ε = 0: greedy).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from rtreport.errors import UserError
+
+from .agent import protocol as atari
+
+OUTPUTS = ("q-values", "logits")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the model takes for one decision: an array of ``shape`` and ``dtype`` (a batch adds a first axis)."""
+
+    shape: tuple
+    dtype: str  # a numpy dtype name: "uint8" (Atari frames) or "float32"
+
+    def noise(self, n: int, seed: int = 0) -> np.ndarray:
+        """``n`` seeded states of this shape and dtype (each of batch 1): the play engine's self-check inputs."""
+        rng = np.random.default_rng(seed)
+        if self.dtype == "uint8":
+            return rng.integers(0, 256, (n, 1, *self.shape), dtype=np.uint8)
+        return rng.standard_normal((n, 1, *self.shape)).astype(self.dtype)
+
+    def describe(self) -> str:
+        return f"{self.dtype} (N, {', '.join(map(str, self.shape))})"
+
+
+BREAKOUT_OBSERVATION = Observation(atari.OBSERVATION_SHAPE, "uint8")
+
+
+@dataclass(frozen=True)
+class Task:
+    env_id: str  # "ALE/Breakout-v5", "CartPole-v1", ...
+    family: str  # "atari" | "gymnasium"
+    observation: Observation
+    num_actions: int
+    action_meanings: tuple
+    outputs: str = "q-values"  # "q-values" (ε-greedy) | "logits" (greedy)
+    epsilon: float = atari.EVAL_EPSILON
+    max_episode_steps: int | None = None  # gymnasium: the environment's time limit (None: its own)
+    env_kwargs: tuple = ()  # ((name, value), ...) handed to gymnasium.make
+    details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
+
+    @property
+    def is_breakout(self) -> bool:
+        return self.family == "atari" and self.env_id == atari.GYM_ID
+
+    @property
+    def game(self) -> str | None:
+        return atari_game(self.env_id) if self.family == "atari" else None
+
+    @property
+    def name(self) -> str:
+        """The environment's name as the report shows it ("Breakout", "CartPole-v1")."""
+        if self.family == "atari":
+            return self.env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
+        return self.env_id
+
+    def with_outputs(self, outputs: str, epsilon: float | None = None) -> "Task":
+        if outputs not in OUTPUTS:
+            raise UserError(f"unknown model outputs {outputs!r}; one of {', '.join(OUTPUTS)}")
+        eps = self.epsilon if epsilon is None else float(epsilon)
+        return replace(self, outputs=outputs, epsilon=0.0 if outputs == "logits" else eps)
+
+    # -- playing ------------------------------------------------------------------------------------------
+    def make_env(self):
+        """The environment play uses: ``reset(seed=)``, ``step(action)``, ``action_space.n``, ``close()``."""
+        if self.family == "atari":
+            from .agent.direct_env import DirectEvalEnv
+
+            return DirectEvalEnv(game=self.game)
+        return GymTaskEnv(self)
+
+    def protocol(self) -> dict:
+        """Every setting of the task, as the run's ``protocol`` column stores it."""
+        if self.family == "atari":
+            settings = atari.protocol_settings()
+            settings.update(
+                game=self.game,
+                gym_id=self.env_id,
+                num_actions=self.num_actions,
+                action_meanings=list(self.action_meanings),
+                eval_epsilon=self.epsilon,
+            )
+            if not self.is_breakout or self.outputs != "q-values":
+                settings.update(family="atari", outputs=self.outputs)
+            return settings
+        return {
+            "family": "gymnasium",
+            "gym_id": self.env_id,
+            "env_kwargs": dict(self.env_kwargs),
+            "observation_shape": list(self.observation.shape),
+            "observation_dtype": self.observation.dtype,
+            "num_actions": self.num_actions,
+            "action_meanings": list(self.action_meanings),
+            "max_episode_steps": self.max_episode_steps,
+            "reward": "the environment's reward, summed over the episode",
+            "outputs": self.outputs,
+            "eval_epsilon": self.epsilon,
+            "eval_policy": (
+                "epsilon-greedy on Q-values" if self.outputs == "q-values" else "greedy on the action logits"
+            )
+            + "; per-episode numpy PCG64 generator seeded with the episode seed; one uniform draw and one action "
+            "draw at every step",
+            **self.details,
+        }
+
+
+def atari_game(env_id: str) -> str:
+    """ "ALE/Pong-v5" -> "pong" (ale-py's ROM name)."""
+    name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+BREAKOUT = Task(atari.GYM_ID, "atari", BREAKOUT_OBSERVATION, atari.NUM_ACTIONS, atari.ACTION_MEANINGS)
+
+
+def from_protocol(protocol: dict | str | None) -> Task:
+    """The task a stored run played (its ``protocol``, as stored or parsed; files from before tasks: Breakout)."""
+    p = json.loads(protocol) if isinstance(protocol, str) else protocol or {}
+    family = p.get("family", "atari")
+    if family == "atari":
+        env_id = p.get("gym_id", atari.GYM_ID)
+        task = BREAKOUT if env_id == atari.GYM_ID else atari_task(env_id)
+        return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", atari.EVAL_EPSILON))
+    task = gymnasium_task(p["gym_id"], dict(p.get("env_kwargs") or {}), p.get("max_episode_steps"))
+    return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", 0.0))
+
+
+def for_env(env_id: str | None, env_kwargs: dict | None = None, max_episode_steps: int | None = None) -> Task:
+    """The task for ``--env``: Breakout when none is given, an ALE game for ``ALE/...``, else Gymnasium's."""
+    if env_id is None or env_id == atari.GYM_ID:
+        if env_kwargs or max_episode_steps:
+            raise UserError("the Atari protocol fixes its settings: env_kwargs and max_episode_steps are not taken")
+        return BREAKOUT
+    if env_id.startswith("ALE/"):
+        if env_kwargs or max_episode_steps:
+            raise UserError("the Atari protocol fixes its settings: env_kwargs and max_episode_steps are not taken")
+        return atari_task(env_id)
+    return gymnasium_task(env_id, env_kwargs or {}, max_episode_steps)
+
+
+def atari_task(env_id: str) -> Task:
+    import ale_py
+    from ale_py import roms
+
+    if not env_id.endswith("-v5"):
+        raise UserError(
+            f"{env_id}: rtreport plays ALE games under the v5 protocol (sticky actions 0.25, frameskip 4); "
+            f"give ALE/<Game>-v5"
+        )
+    game = atari_game(env_id)
+    try:
+        rom = roms.get_rom_path(game)
+    except Exception:
+        rom = None
+    if not rom:
+        raise UserError(f"{env_id}: ale-py {ale_py.__version__} has no ROM named {game!r}")
+    atari.quiet_emulator()
+    ale = ale_py.ALEInterface()
+    ale.setLoggerMode(ale_py.LoggerMode.Error)
+    ale.loadROM(rom)
+    actions = list(ale.getMinimalActionSet())
+    meanings = tuple(str(a).split(".")[-1] for a in actions)
+    return Task(env_id, "atari", BREAKOUT_OBSERVATION, len(actions), meanings)
+
+
+def gymnasium_task(env_id: str, env_kwargs: dict, max_episode_steps: int | None = None) -> Task:
+    import gymnasium as gym
+
+    env = _make(env_id, env_kwargs, max_episode_steps)
+    try:
+        obs, act = env.observation_space, env.action_space
+        if not isinstance(obs, gym.spaces.Box):
+            raise UserError(f"{env_id}: its observation space is {obs}; rtreport takes a Box observation")
+        if isinstance(act, gym.spaces.Box):
+            raise UserError(
+                f"{env_id}: its action space is continuous ({act}); this version of rtreport judges agents with "
+                f"discrete actions only"
+            )
+        if not isinstance(act, gym.spaces.Discrete):
+            raise UserError(f"{env_id}: its action space is {act}; rtreport takes a Discrete action space")
+        if int(act.start) != 0:
+            raise UserError(f"{env_id}: its actions start at {act.start}; rtreport takes Discrete(n) from 0")
+        limit = max_episode_steps or (env.spec.max_episode_steps if env.spec else None)
+        if not limit:
+            raise UserError(
+                f"{env_id} has no time limit of its own: give max_episode_steps in the run configuration, so that "
+                f"every episode ends"
+            )
+        n = int(act.n)
+        meanings = _meanings(env, n)
+        details = {"gymnasium_version": gym.__version__, "observation_space": str(obs), "action_space": str(act)}
+        return Task(
+            env_id,
+            "gymnasium",
+            Observation(tuple(int(d) for d in obs.shape), "float32"),
+            n,
+            meanings,
+            outputs="q-values",
+            epsilon=0.0,
+            max_episode_steps=int(limit),
+            env_kwargs=tuple(sorted(env_kwargs.items())),
+            details=details,
+        )
+    finally:
+        env.close()
+
+
+def _meanings(env, n: int) -> tuple:
+    get = getattr(env.unwrapped, "get_action_meanings", None)
+    if get is not None:
+        try:
+            names = list(get())
+            if len(names) == n:
+                return tuple(str(x) for x in names)
+        except Exception:
+            pass
+    return tuple(str(i) for i in range(n))
+
+
+def _make(env_id: str, env_kwargs: dict, max_episode_steps: int | None):
+    import gymnasium as gym
+
+    try:
+        return gym.make(env_id, max_episode_steps=max_episode_steps, **env_kwargs)
+    except gym.error.Error as e:
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        raise UserError(f"unknown or unusable environment {env_id!r}: {first}") from None
+    except (ImportError, ModuleNotFoundError) as e:
+        raise UserError(f"{env_id} needs a package that is not installed: {e}") from None
+    except TypeError as e:
+        raise UserError(f"{env_id} does not take the given env_kwargs: {e}") from None
+
+
+class _Actions:
+    def __init__(self, n: int):
+        self.n = n
+
+
+class GymTaskEnv:
+    """A Gymnasium task as play uses it: float32 observations (contiguous, the model's dtype), the environment's
+    own reward and time limit; ``reset(seed=)`` seeds the environment for that episode alone."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self.env = _make(task.env_id, dict(task.env_kwargs), task.max_episode_steps)
+        self.action_space = _Actions(task.num_actions)
+
+    def _obs(self, observation) -> np.ndarray:
+        return np.ascontiguousarray(observation, dtype=np.float32).reshape(self.task.observation.shape)
+
+    def reset(self, *, seed: int | None = None, options=None):
+        observation, info = self.env.reset(seed=seed)
+        return self._obs(observation), info
+
+    def step(self, action: int):
+        observation, reward, terminated, truncated, info = self.env.step(int(action))
+        return self._obs(observation), float(reward), bool(terminated), bool(truncated), info
+
+    def close(self) -> None:
+        self.env.close()

@@ -1,0 +1,35 @@
+"""The play test's non-inferiority margin, by the rule a run was made under (its settings name it; the gates
+file writes each rule down before the files it judges were measured).
+
+* ``reference-mean``: a fraction of the reference's mean score on the look's seeds. It is Breakout's rule, where
+  every score is at least 0, and the rule of every file made before tasks had their own.
+* ``gain-over-random``: a fraction of the reference's gain over a uniformly random policy on the same seeds (the
+  mean reference score minus the mean random score), the way non-inferiority trials set a margin from the effect
+  of the active control over placebo. It holds on any return scale: negative returns (Pendulum), returns near
+  zero, or a fixed offset per step. Where the reference gains nothing over random play there is no margin to set,
+  and the test cannot decide.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+RULES = ("reference-mean", "gain-over-random")
+DEFAULT_RULE = "reference-mean"  # a file whose settings name no rule
+
+
+def margin(rule: str, fraction: float, reference_scores, random_scores=None) -> float | None:
+    """The margin (a positive number of points a game, or None where the rule sets none) on one look's seeds."""
+    reference_mean = float(np.mean(reference_scores))
+    if rule == "reference-mean":
+        return fraction * reference_mean
+    if rule == "gain-over-random":
+        if random_scores is None or len(random_scores) != len(reference_scores):
+            return None
+        gain = reference_mean - float(np.mean(random_scores))
+        return fraction * gain if gain > 0 else None
+    raise ValueError(f"unknown play margin rule {rule!r}; one of {', '.join(RULES)}")
+
+
+def rule_of(settings: dict) -> str:
+    return (settings or {}).get("play_margin_rule") or DEFAULT_RULE
