@@ -33,7 +33,7 @@ from torch import nn
 
 from rtreport.errors import UserError
 
-from .sb3_networks import decision_module
+from .sb3_networks import SUPPORTED, decision_module
 
 ONNX_INPUT = "observation"
 ONNX_OUTPUT = "outputs"
@@ -69,10 +69,6 @@ _REFUSED_POLICY_MODULES = {
     "sb3_contrib.common.recurrent.policies": "RecurrentPPO (its LSTM state is not a function of the observation alone)",
     "sb3_contrib.ars.policies": "ARS",
 }
-SUPPORTED = (
-    "supported: DQN, PPO, A2C, SAC, TD3, DDPG (and QRDQN, TQC, CrossQ, TRPO, MaskablePPO with sb3-contrib installed), "
-    "with a Box observation space (a vector or an image) and a Discrete or 1-D Box action space"
-)
 # Replaced at load time: schedules are pickled functions that may not unpickle on another Python, and the replay
 # buffer would be allocated at its training size; neither takes part in a decision.
 _CUSTOM_OBJECTS = {

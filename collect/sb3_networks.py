@@ -12,6 +12,12 @@ from torch import nn
 
 from rtreport.errors import UserError
 
+# What rtreport can rebuild, in one line (its refusals end with it).
+SUPPORTED = (
+    "supported: DQN, PPO, A2C, SAC, TD3, DDPG (and QRDQN, TQC, CrossQ, TRPO, MaskablePPO with sb3-contrib installed), "
+    "with a Box observation space (a vector or an image) and a Discrete or 1-D Box action space"
+)
+
 
 class _Preprocess(nn.Module):
     """SB3's ``preprocess_obs`` for a Box space: a float cast, and /255 for images when the policy normalizes them."""
@@ -134,10 +140,4 @@ def decision_module(policy, kind: str, discrete: bool, path: Path) -> tuple[nn.M
             return _DeterministicActor(policy.actor), "actions", note
     except AttributeError as e:
         raise UserError(f"{path}: its policy ({type(policy).__name__}) has an unexpected structure: {e}") from e
-    raise UserError(f"{path}: cannot rebuild the decision of this policy; {_supported()}")
-
-
-def _supported() -> str:
-    from .sb3_model import SUPPORTED
-
-    return SUPPORTED
+    raise UserError(f"{path}: cannot rebuild the decision of this policy; {SUPPORTED}")

@@ -140,6 +140,10 @@ def _margin(rule, fraction, random_scores: dict, ref: dict, seeds) -> float | No
 
 
 def _look(mine, ref, seeds, k, looks, margin_of) -> dict:
+    """``margin_of(ref, seeds)``: the look's margin by the run's rule; a number: that fraction of the reference's
+    mean (the rule of every file before tasks)."""
+    if not callable(margin_of):
+        margin_of = partial(_margin, play_margin.DEFAULT_RULE, margin_of, {})
     d = np.array([mine[s] - ref[s] for s in seeds])
     margin = margin_of(ref, seeds)
     mean, low, high = sequential.repeated_ci(d, k, looks)
