@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .agent.protocol import OBSERVATION_SHAPE, play_episode, protocol_settings
+from .agent.protocol import EpisodeInPlay
 from .paths import FIXED_STATES, SEEDS
 
 
@@ -59,13 +59,16 @@ def disjoint_reason(plan: CalibrationPlan, seeds_path: Path = SEEDS) -> str | No
     return None
 
 
-def plan_key(plan: CalibrationPlan, model_sha256: str) -> str:
-    """What decides the set, hashed: the same key, the same states."""
+def plan_key(plan: CalibrationPlan, model_sha256: str, task=None) -> str:
+    """What decides the set, hashed: the same key, the same states (Breakout's key is what it was before tasks)."""
+    from .tasks import BREAKOUT
+
+    task = task or BREAKOUT
     decided_by = {
         "plan": asdict(plan),
         "model_sha256": model_sha256,
-        "protocol": protocol_settings(),
-        "fixed_states": hashlib.sha256(Path(FIXED_STATES).read_bytes()).hexdigest(),
+        "protocol": task.protocol(),
+        **({"fixed_states": hashlib.sha256(Path(FIXED_STATES).read_bytes()).hexdigest()} if task.is_breakout else {}),
     }
     return hashlib.sha256(json.dumps(decided_by, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -85,23 +88,31 @@ def reference_q_function(model):
     return torch_q_function(model.torch_model()), "PyTorch FP32 (CPU)"
 
 
-def harvest(q_function, plan: CalibrationPlan, fixed: np.ndarray) -> tuple[np.ndarray, int]:
+def harvest(q_function, plan: CalibrationPlan, fixed: np.ndarray, task=None) -> tuple[np.ndarray, int]:
     """States at evenly spread points of each game (``states_per_game`` each, or every step of a shorter game),
-    less any equal to a fixed state; and how many were left out for that."""
+    less any equal to a fixed state; and how many were left out for that. ``task``: the game (default Breakout)."""
+    from .tasks import BREAKOUT
+
+    task = task or BREAKOUT
+    env, decisions, dtype = task.make_env(), task.decisions(), np.dtype(task.observation.dtype)
     fixed_bytes = {s.tobytes() for s in fixed}
     kept, dropped = [], 0
-    for seed in plan.seeds:
-        seen = []
-        game = play_episode(
-            q_function, seed, on_step=lambda obs, step: seen.append(np.array(obs, np.uint8)), max_steps=plan.max_steps
-        )
-        steps = sorted({int((k + 0.5) * game.steps / plan.states_per_game) for k in range(plan.states_per_game)})
-        for step in steps:
-            if seen[step].tobytes() in fixed_bytes:
-                dropped += 1
-            else:
-                kept.append(seen[step])
-    return np.stack(kept).astype(np.uint8), dropped
+    try:
+        for seed in plan.seeds:
+            game, seen = EpisodeInPlay(env, seed, task.epsilon, plan.max_steps, decisions.policy(seed)), []
+            while not game.done:
+                seen.append(np.array(game.observation, dtype))
+                game.step(q_function(game.observation))
+            n = len(seen)
+            steps = sorted({int((k + 0.5) * n / plan.states_per_game) for k in range(plan.states_per_game)})
+            for step in steps:
+                if seen[step].tobytes() in fixed_bytes:
+                    dropped += 1
+                else:
+                    kept.append(seen[step])
+    finally:
+        env.close()
+    return np.stack(kept).astype(dtype), dropped
 
 
 def calibration_set(model, artifacts, plan: CalibrationPlan | None = None) -> CalibrationSet:
@@ -111,7 +122,8 @@ def calibration_set(model, artifacts, plan: CalibrationPlan | None = None) -> Ca
     reason = disjoint_reason(plan)
     if reason:
         raise ValueError(reason)
-    key = plan_key(plan, model.sha256)
+    task = model.task
+    key = plan_key(plan, model.sha256, task)
 
     def build(path: Path) -> None:
         meta = path.with_suffix(".json")
@@ -121,8 +133,10 @@ def calibration_set(model, artifacts, plan: CalibrationPlan | None = None) -> Ca
                 return
         q_function, played_by = reference_q_function(model)
         start = time.perf_counter()
-        states, dropped = harvest(q_function, plan, np.load(FIXED_STATES))
-        assert states.shape[1:] == OBSERVATION_SHAPE
+        # Breakout's fixed states ship with rtreport; another task's are taken from other seeds (no state to drop)
+        fixed = np.load(FIXED_STATES) if task.is_breakout else np.empty((0, *task.observation.shape))
+        states, dropped = harvest(q_function, plan, fixed, task)
+        assert states.shape[1:] == task.observation.shape
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as f:  # raw .npy: byte-stable
             np.save(f, states, allow_pickle=False)

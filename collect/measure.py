@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rtreport import action_difference
 from rtreport.stats import MARGIN_BINS, margin_bin
 
 from .agent.protocol import EVAL_EPSILON, EpisodeInPlay, play_episode
+from .decisions import Discrete
 
 BATCH_SIZES = (1, 8, 32, 128, 512)  # the batch sweep
 MAX_BATCH = max(BATCH_SIZES)  # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
@@ -74,6 +76,7 @@ class Shadow:
     flips: list = field(default_factory=list)  # (step, driver action, action, driver margin, own margin)
     complete: bool = True  # False: stopped looking at the first flip
     error: str | None = None  # the runtime failed while shadowing
+    differences: list | None = None  # continuous actions: decisions per difference bin (rtreport.action_difference)
 
 
 def _top_two_margin(q) -> float:
@@ -97,10 +100,12 @@ class ShadowedGame:
         seed: int,
         max_steps: int | None,
         until_first_flip: bool = False,
-        epsilon: float = EVAL_EPSILON,
+        decisions=None,
     ):
+        """``decisions``: how the task decides and compares (``collect.decisions``; default: Breakout's)."""
         self.started = time.perf_counter()
-        self.game = EpisodeInPlay(env, seed, epsilon, max_steps=max_steps)
+        self.decisions = decisions or Discrete(env.action_space.n, EVAL_EPSILON)
+        self.game = EpisodeInPlay(env, seed, max_steps=max_steps, policy=self.decisions.policy(seed))
         self.driver, self.until_first_flip = driver, until_first_flip
         self.tallies = {rid: Shadow(complete=not until_first_flip) for rid in shadows}
         self.margin_counts = np.zeros(len(MARGIN_BINS) - 1, dtype=np.int64)
@@ -130,6 +135,8 @@ class ShadowedGame:
 
     def advance(self, q: dict) -> None:
         """``q[driver]`` must be Q-values (a driver that failed ends the episode with its caller)."""
+        if self.decisions.continuous:
+            return self._advance_continuous(q)
         step = len(self.game.actions)
         driver_q = q[self.driver]
         action, margin = int(np.argmax(driver_q)), _top_two_margin(driver_q)
@@ -149,6 +156,27 @@ class ShadowedGame:
                 t.first_flip = step if t.first_flip is None else t.first_flip
                 t.flips.append((step, action, mine, margin, _top_two_margin(own)))
         self.game.step(driver_q)
+
+    def _advance_continuous(self, q: dict) -> None:
+        """A continuous action agrees within the task's tolerance; a shadow plays the driver's very game only while
+        its actions are equal, so its first unequal action is its "first flip" (the reuse rule's test)."""
+        step = len(self.game.actions)
+        action = self.decisions.greedy(q[self.driver])
+        for rid, t in self.tallies.items():
+            if rid not in q:
+                continue
+            own = q[rid]
+            if isinstance(own, BaseException):
+                t.error = f"{type(own).__name__}: {own}"
+                continue
+            t.decisions += 1
+            d = self.decisions.difference(action, self.decisions.greedy(own))
+            t.same += d <= self.decisions.tolerance
+            t.differences = t.differences or [0] * len(action_difference.BIN_EDGES)
+            t.differences[action_difference.bin_of(d)] += 1
+            if d > 0 and t.first_flip is None:
+                t.first_flip = step
+        self.game.step(q[self.driver])
 
     def result(self):
         """(Episode, seconds, {runtime id: Shadow}, decisions per margin bin)."""

@@ -177,17 +177,17 @@ def _load_sb3(path: Path, task: Task) -> ModelSource:
     from .sb3_model import load_sb3
 
     policy = load_sb3(path)
-    if policy.action_kind != "discrete":
+    if (policy.action_kind == "continuous") != task.continuous:
         raise UserError(
-            f"{path}: a {policy.algorithm} policy with continuous actions; this version of rtreport judges "
-            f"agents with discrete actions only"
+            f"{path}: a {policy.algorithm} policy with {policy.action_kind} actions, but {task.name}'s actions are "
+            f"{task.action_kind}"
         )
     if tuple(policy.observation_shape) != tuple(task.observation.shape):
         raise UserError(
             f"{path}: the policy takes observations of shape {tuple(policy.observation_shape)}, but {task.name} "
             f"gives {tuple(task.observation.shape)}"
         )
-    kind = "q-values" if policy.outputs == "q-values" else "logits"
+    kind = policy.outputs  # "q-values", "logits" or "actions"
     export = {**policy.export, "onnx": "exported by rtreport from the policy's PyTorch module (torch.onnx.export)"}
     return ModelSource(path, "sb3", sha256_file(path), policy.num_actions, task=task.with_outputs(kind), export=export)
 

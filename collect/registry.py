@@ -175,7 +175,7 @@ def _ort_int8(device) -> Runtime:
         device,
         "int8",
         "QDQ" if device == "cpu" else "QDQ, IO binding",
-        lambda model: breakout_only(model, "its calibration") or OrtRunner.unavailable_reason(device),
+        lambda model: OrtRunner.unavailable_reason(device),
         lambda model, artifacts, cuda: OrtInt8Runner(info, model, artifacts, cuda),
         opt_in=OPT_IN,
     )
@@ -191,10 +191,7 @@ def _openvino(precision) -> Runtime:
         "cpu",
         precision,
         "NNCF PTQ" if precision == "int8" else "",
-        lambda model: (
-            (breakout_only(model, "its calibration") if precision == "int8" else None)
-            or openvino_runner.unavailable_reason(precision)
-        ),
+        lambda model: openvino_runner.unavailable_reason(precision),
         lambda model, artifacts, cuda: openvino_runner.OpenVinoRunner(info, model, artifacts),
         opt_in=OPT_IN,
     )

@@ -288,6 +288,11 @@ class RunStore:
                     "INSERT INTO shadow VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [self.run_id, rid, episode.seed, runtime_id, t.decisions, t.same, t.first_flip, t.complete],
                 )
+                if t.differences:
+                    self.con.execute(
+                        "INSERT INTO shadow_differences VALUES (?, ?, ?, ?, ?)",
+                        [self.run_id, rid, episode.seed, runtime_id, t.differences],
+                    )
                 if flips and t.flips:
                     self.con.executemany(
                         "INSERT INTO flips VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

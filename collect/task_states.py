@@ -43,11 +43,11 @@ def reference_function(model):
 def harvest(model, seeds, step_cap: int | None = None) -> tuple[np.ndarray, list[dict]]:
     """(states, where each was taken) from the model's play on ``seeds``."""
     task, decide = model.task, reference_function(model)
-    env = task.make_env()
+    env, decisions = task.make_env(), task.decisions()
     states, index = [], []
     try:
         for seed in seeds:
-            game, seen = EpisodeInPlay(env, seed, task.epsilon, step_cap), []
+            game, seen = EpisodeInPlay(env, seed, task.epsilon, step_cap, decisions.policy(seed)), []
             while not game.done:
                 seen.append(np.array(game.observation, dtype=task.observation.dtype))
                 game.step(decide(game.observation))
@@ -115,7 +115,11 @@ def random_episodes(task, seeds, step_cap: int | None = None) -> list[Episode]:
             observation, _ = env.reset(seed=int(seed))
             score, steps, done, truncated = 0.0, 0, False, False
             while not done:
-                _, reward, terminated, cut, _ = env.step(int(rng.integers(task.num_actions)))
+                if task.continuous:
+                    action = rng.uniform(task.action_low, task.action_high).astype(np.float32)
+                else:
+                    action = int(rng.integers(task.num_actions))
+                _, reward, terminated, cut, _ = env.step(action)
                 score, steps = score + float(reward), steps + 1
                 capped = step_cap is not None and steps >= step_cap
                 done = terminated or cut or capped

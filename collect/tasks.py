@@ -9,13 +9,14 @@ Two families:
   al. 2018: frameskip 4, sticky actions 0.25, the game's minimal action set, 84x84 grayscale, a stack of 4,
   the whole game, raw score, ε = 0.01 at evaluation). Breakout, the default, is this family's first game; its
   protocol settings are exactly those stored by every earlier run.
-* ``gymnasium``: any registered Gymnasium environment with a flat ``Box`` observation and a ``Discrete`` action
-  space (classic control, Box2D, MuJoCo tasks with discrete actions), made with ``gymnasium.make`` and its own
-  time limit; the observation is handed to the model as float32.
+* ``gymnasium``: any registered Gymnasium environment with a flat ``Box`` observation and a ``Discrete`` or 1-D
+  ``Box`` action space (classic control, Box2D, MuJoCo tasks through the ``mujoco`` package), made with
+  ``gymnasium.make`` and its own time limit; the observation is handed to the model as float32.
 
-A decision is greedy on the model's outputs: Q-values (ε-greedy with the task's evaluation ε, whose two random
-draws are made at every step from a generator seeded by the episode's seed, so two runtimes on one seed meet the
-same random events) or action logits (the same draws with ε = 0: greedy).
+A discrete decision is greedy on the model's outputs: Q-values (ε-greedy with the task's evaluation ε, whose two
+random draws are made at every step from a generator seeded by the episode's seed, so two runtimes on one seed meet
+the same random events) or action logits (the same draws with ε = 0: greedy). A continuous decision is the model's
+action clipped to the bounds (``decisions.Continuous``), compared within the gates file's tolerance.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from rtreport.errors import UserError
 
 from .agent import protocol as atari
 
-OUTPUTS = ("q-values", "logits")
+OUTPUTS = ("q-values", "logits", "actions")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,10 @@ class Task:
     epsilon: float = atari.EVAL_EPSILON
     max_episode_steps: int | None = None  # gymnasium: the environment's time limit (None: its own)
     env_kwargs: tuple = ()  # ((name, value), ...) handed to gymnasium.make
+    action_kind: str = "discrete"  # "discrete" | "continuous" (num_actions: the action's dimensions)
+    action_low: tuple = ()  # continuous: the Box's bounds
+    action_high: tuple = ()
+    action_tolerance: float = 0.0  # continuous: agreement within this fraction of each dimension's range
     details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
 
     @property
@@ -81,9 +86,26 @@ class Task:
             return self.env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
         return self.env_id
 
+    @property
+    def continuous(self) -> bool:
+        return self.action_kind == "continuous"
+
+    def decisions(self):
+        """How this task decides from the model's outputs and compares two runtimes' decisions."""
+        from .decisions import Continuous, Discrete
+
+        if self.continuous:
+            return Continuous(self.action_low, self.action_high, self.action_tolerance)
+        return Discrete(self.num_actions, self.epsilon)
+
     def with_outputs(self, outputs: str, epsilon: float | None = None) -> "Task":
         if outputs not in OUTPUTS:
             raise UserError(f"unknown model outputs {outputs!r}; one of {', '.join(OUTPUTS)}")
+        if (outputs == "actions") != self.continuous:
+            raise UserError(
+                f"{self.name} has {self.action_kind} actions: the model's outputs must be "
+                + ("its actions" if self.continuous else "Q-values or logits")
+            )
         eps = self.epsilon if epsilon is None else float(epsilon)
         return replace(self, outputs=outputs, epsilon=0.0 if outputs == "logits" else eps)
 
@@ -122,13 +144,28 @@ class Task:
             "reward": "the environment's reward, summed over the episode",
             "outputs": self.outputs,
             "eval_epsilon": self.epsilon,
-            "eval_policy": (
-                "epsilon-greedy on Q-values" if self.outputs == "q-values" else "greedy on the action logits"
-            )
-            + "; per-episode numpy PCG64 generator seeded with the episode seed; one uniform draw and one action "
-            "draw at every step",
+            "eval_policy": self._policy_words(),
+            "action_kind": self.action_kind,
+            **(
+                {
+                    "action_low": list(self.action_low),
+                    "action_high": list(self.action_high),
+                    "action_tolerance": self.action_tolerance,
+                }
+                if self.continuous
+                else {}
+            ),
             **self.details,
         }
+
+    def _policy_words(self) -> str:
+        if self.continuous:
+            return "the model's action, clipped to the action space's bounds (deterministic, no exploration)"
+        greedy = "epsilon-greedy on Q-values" if self.outputs == "q-values" else "greedy on the action logits"
+        return (
+            greedy + "; per-episode numpy PCG64 generator seeded with the episode seed; one uniform draw and one "
+            "action draw at every step"
+        )
 
 
 def atari_game(env_id: str) -> str:
@@ -148,7 +185,9 @@ def from_protocol(protocol: dict | str | None) -> Task:
         env_id = p.get("gym_id", atari.GYM_ID)
         task = BREAKOUT if env_id == atari.GYM_ID else atari_task(env_id)
         return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", atari.EVAL_EPSILON))
-    task = gymnasium_task(p["gym_id"], dict(p.get("env_kwargs") or {}), p.get("max_episode_steps"))
+    task = gymnasium_task(
+        p["gym_id"], dict(p.get("env_kwargs") or {}), p.get("max_episode_steps"), p.get("action_tolerance")
+    )
     return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", 0.0))
 
 
@@ -190,7 +229,10 @@ def atari_task(env_id: str) -> Task:
     return Task(env_id, "atari", BREAKOUT_OBSERVATION, len(actions), meanings)
 
 
-def gymnasium_task(env_id: str, env_kwargs: dict, max_episode_steps: int | None = None) -> Task:
+def gymnasium_task(
+    env_id: str, env_kwargs: dict, max_episode_steps: int | None = None, tolerance: float | None = None
+) -> Task:
+    """``tolerance``: a stored run's (continuous actions); a new run takes the gates file's."""
     import gymnasium as gym
 
     env = _make(env_id, env_kwargs, max_episode_steps)
@@ -199,10 +241,7 @@ def gymnasium_task(env_id: str, env_kwargs: dict, max_episode_steps: int | None 
         if not isinstance(obs, gym.spaces.Box):
             raise UserError(f"{env_id}: its observation space is {obs}; rtreport takes a Box observation")
         if isinstance(act, gym.spaces.Box):
-            raise UserError(
-                f"{env_id}: its action space is continuous ({act}); this version of rtreport judges agents with "
-                f"discrete actions only"
-            )
+            return _continuous(env, env_id, env_kwargs, max_episode_steps, tolerance)
         if not isinstance(act, gym.spaces.Discrete):
             raise UserError(f"{env_id}: its action space is {act}; rtreport takes a Discrete action space")
         if int(act.start) != 0:
@@ -230,6 +269,37 @@ def gymnasium_task(env_id: str, env_kwargs: dict, max_episode_steps: int | None 
         )
     finally:
         env.close()
+
+
+def _continuous(env, env_id: str, env_kwargs: dict, max_episode_steps, tolerance) -> Task:
+    import gymnasium as gym
+
+    from rtreport.gates import Gates
+
+    obs, act = env.observation_space, env.action_space
+    low, high = np.asarray(act.low, np.float64), np.asarray(act.high, np.float64)
+    if len(act.shape) != 1 or not (np.isfinite(low).all() and np.isfinite(high).all()) or not (high > low).all():
+        raise UserError(f"{env_id}: its action space is {act}; rtreport takes a 1-D Box with finite bounds")
+    limit = max_episode_steps or (env.spec.max_episode_steps if env.spec else None)
+    if not limit:
+        raise UserError(f"{env_id} has no time limit of its own: give max_episode_steps in the run configuration")
+    n = int(act.shape[0])
+    return Task(
+        env_id,
+        "gymnasium",
+        Observation(tuple(int(d) for d in obs.shape), "float32"),
+        n,
+        tuple(f"a{i}" for i in range(n)),
+        outputs="actions",
+        epsilon=0.0,
+        max_episode_steps=int(limit),
+        env_kwargs=tuple(sorted(env_kwargs.items())),
+        action_kind="continuous",
+        action_low=tuple(float(x) for x in low),
+        action_high=tuple(float(x) for x in high),
+        action_tolerance=float(Gates.load().action_tolerance if tolerance is None else tolerance),
+        details={"gymnasium_version": gym.__version__, "observation_space": str(obs), "action_space": str(act)},
+    )
 
 
 def _meanings(env, n: int) -> tuple:
@@ -271,6 +341,7 @@ class GymTaskEnv:
         self.task = task
         self.env = _make(task.env_id, dict(task.env_kwargs), task.max_episode_steps)
         self.action_space = _Actions(task.num_actions)
+        self._action = (lambda a: np.asarray(a, np.float32)) if task.continuous else int
 
     def _obs(self, observation) -> np.ndarray:
         return np.ascontiguousarray(observation, dtype=np.float32).reshape(self.task.observation.shape)
@@ -280,7 +351,7 @@ class GymTaskEnv:
         return self._obs(observation), info
 
     def step(self, action: int):
-        observation, reward, terminated, truncated, info = self.env.step(int(action))
+        observation, reward, terminated, truncated, info = self.env.step(self._action(action))
         return self._obs(observation), float(reward), bool(terminated), bool(truncated), info
 
     def close(self) -> None:

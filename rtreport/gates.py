@@ -20,6 +20,7 @@ class Gates:
     min_measurements: int = 3  # independent measurements (boots, else processes) the faster gate needs
     rule_written: str | None = None  # when the faster gate's rule was written (ISO date): earlier files re-judged
     play_margin_over_random: float = 0.05  # every task but Breakout: fraction of the reference's gain over random
+    action_tolerance: float = 0.01  # continuous actions: agreement within this fraction of each dimension's range
 
     @classmethod
     def load(cls, path: Path | None = None) -> "Gates":
@@ -59,4 +60,5 @@ class Gates:
             measurements,
             None if written is None else str(written),
             over_random,
+            float(data["agreement"].get("continuous_action_tolerance", 0.01)),
         )

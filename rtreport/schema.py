@@ -168,6 +168,18 @@ TABLES: dict[str, tuple[list[tuple[str, str]], tuple[str, ...]]] = {
         ("run_id", "runtime_id", "seed", "driver"),
     ),
     # Every flip against the reference's greedy action along the reference's episodes.
+    # Continuous actions: per shadow episode, its decisions per bin of the action difference from the driver's
+    # (``rtreport.action_difference.BIN_EDGES``); ``shadow.same`` counts those within the run's tolerance.
+    "shadow_differences": (
+        [
+            ("run_id", "VARCHAR"),
+            ("runtime_id", "VARCHAR"),
+            ("seed", "BIGINT"),
+            ("driver", "VARCHAR"),
+            ("counts", "INTEGER[]"),
+        ],
+        ("run_id", "runtime_id", "seed", "driver"),
+    ),
     "flips": (
         [
             ("run_id", "VARCHAR"),
@@ -307,14 +319,24 @@ V1_TABLES = ["meta", "runs", "runtimes", "latency", "state_q", "episodes", "acti
 V2_TABLES = [
     t
     for t in TABLES
-    if t not in ("repeats", "repeat_state_q", "play_time", "twins", "retaken", "task_states", "baseline_episodes")
+    if t
+    not in (
+        "repeats",
+        "repeat_state_q",
+        "play_time",
+        "twins",
+        "retaken",
+        "task_states",
+        "baseline_episodes",
+        "shadow_differences",
+    )
 ]
 OLD_TABLES = {1: V1_TABLES, 2: V2_TABLES}
 # Tables added to schema 3 after files of it were published: a file may lack them (``add_missing_tables`` makes
 # them when collect writes to it again). Nothing the site shows depends on ``play_time``; a file without ``twins``
 # was played with no twin standing in; one without ``retaken`` was made before loaded rounds were measured again;
 # one without ``task_states`` and ``baseline_episodes`` is Breakout's, judged by the rules it was made under.
-LATER_V3_TABLES = ("play_time", "twins", "retaken", "task_states", "baseline_episodes")
+LATER_V3_TABLES = ("play_time", "twins", "retaken", "task_states", "baseline_episodes", "shadow_differences")
 
 
 def seeds_sha256(seeds) -> str:

@@ -395,7 +395,7 @@ def _cuda_index(text: str) -> int:
 
 @main.group()
 def agent():
-    """The shipped default agent: package it, evaluate it, regenerate its fixed states."""
+    """The shipped default agent (package it, evaluate it, regenerate its fixed states) and example agents."""
 
 
 @agent.command("package")
@@ -413,6 +413,24 @@ def agent_package(checkpoint_dir, code_version, trained_on):
 
     card = package(checkpoint_dir, code_version, trained_on)
     click.echo(f"packaged {card['parameters']:,} parameters, {card['training']['frames']:,} frames")
+
+
+@agent.command("example")
+@click.argument("name")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder to save <name>.zip into (or the .zip's path).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+def agent_example(name, out, seed):
+    """Train an example agent of another task in minutes on a CPU: cartpole (PPO, discrete actions) or
+    inverted-pendulum (SAC, MuJoCo, continuous actions); then rtreport collect --env … --model <name>.zip."""
+    from collect.agent.examples import train
+
+    train(name, out, seed, click.echo)
 
 
 @agent.command("evaluate")

@@ -7,7 +7,7 @@ from functools import partial
 
 import numpy as np
 
-from rtreport import after_stopping, latency_stats, play_margin, reproducibility, sequential, stats
+from rtreport import action_difference, after_stopping, latency_stats, play_margin, reproducibility, sequential, stats
 
 from .load import RunRows, RuntimeRows
 from .speed_analysis import boots, head_to_head, keyed_rounds, latency_summary, load_summary, rejudged  # noqa: F401
@@ -265,7 +265,17 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
             and reference.state_q is not None
             and rt.state_q.shape == reference.state_q.shape
         ):
-            r.agreement = stats.agreement(reference.state_q, rt.state_q)
+            protocol = run.run.get("protocol") or {}
+            if protocol.get("action_kind") == "continuous":
+                r.agreement = action_difference.fixed_states(
+                    reference.state_q,
+                    rt.state_q,
+                    protocol["action_low"],
+                    protocol["action_high"],
+                    float(protocol["action_tolerance"]),
+                )
+            else:
+                r.agreement = stats.agreement(reference.state_q, rt.state_q)
         if rt.episodes:
             scores = [e["score"] for e in rt.episodes]
             r.scores = stats.score_summary(scores)

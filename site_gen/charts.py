@@ -343,7 +343,7 @@ def agreement_chart(res: RunResult, t) -> Chart | None:
 def fixed_states_chart(res: RunResult, t) -> Chart | None:
     """The diagnostic: each fixed state's |ΔQ| against how close the reference's choice was (log–log)."""
     ran = [r for r in res.runtimes if r.agreement and not r.is_reference]
-    if not ran:
+    if not ran or ran[0].agreement.get("continuous"):  # no top-two margin: the action-difference table says it
         return None
     traces = []
     for r in ran:

@@ -222,7 +222,7 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
     versions += [f"rtreport {run['rtreport_version']}"] if run.get("rtreport_version") else []
     profile = run.get("profile")
     rows = [
-        (t("prov_label"), run["label"]),
+        (t("prov_label"), run.get("machine_label", run["label"])),
         (t("prov_run"), run["run_id"]),
         (t("prov_started"), str(run["started_at"])[:19]),
         (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),

@@ -12,6 +12,7 @@ from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap
 from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
+from .load import agent_key
 from .answer import answer_lines
 from .findings import recommendation
 from .i18n import Translator
@@ -290,12 +291,17 @@ def compare_lead(results: list[RunResult], slugs: list[str], t: Translator) -> l
 
 
 def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict:
-    chart = cross_hardware_chart([res for res, _ in newest_first(results, slugs)], t)  # each machine's answer
+    newest = [res for res, _ in newest_first(results, slugs)]  # each machine's answer
+    # like with like: the machines that judged the agent most of them judged (Breakout's when it is there)
+    keys = [agent_key(res.rows.run) for res in newest]
+    first = max(dict.fromkeys(keys), key=lambda k: (keys.count(k), k[0] == "ALE/Breakout-v5")) if keys else None
+    others = [res.rows.run["label"] for res, k in zip(newest, keys) if k != first]
+    chart = cross_hardware_chart([res for res, k in zip(newest, keys) if k == first], t)
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
     return {
         "lead": compare_lead(results, slugs, t),
         "chart": chart and {**chart_view(chart, t, "../../data/cross-hardware.csv"), "table_href": "#t-cross-hardware"},
-        "notices": notices,
+        "notices": notices + ([t("compare_other_agents", labels="; ".join(others))] if others else []),
         "alike": None if notices else t("compare_intro"),
         "groups": machine_groups(results, slugs, t, "../", answers_only=True),
     }

@@ -47,6 +47,7 @@ class RuntimeRows:
     traces: dict = field(default_factory=dict)  # seed -> list of actions (played episodes)
     margin_counts: dict = field(default_factory=dict)  # seed -> decisions per margin bin (played episodes)
     shadow: dict = field(default_factory=dict)  # seed -> {decisions, same, first_flip} along the reference
+    shadow_differences: list = field(default_factory=list)  # continuous actions: decisions per difference bin
     flips: list = field(default_factory=list)  # dicts: seed, step, reference_action, action, margins
     kernels: list = field(default_factory=list)  # dicts: name, kind, calls, seconds, decisions
     resources: dict = field(default_factory=dict)  # kind -> {value, unit, method}
@@ -188,6 +189,20 @@ def _json(text) -> dict:
     return json.loads(text) if text else {}
 
 
+def agent_label(run: dict) -> str:
+    """The name a run of another agent than Breakout's is grouped and shown under: its machine's label, the
+    environment and the model file (``cpu-laptop / CartPole-v1 / ppo.zip``), so that each agent a machine measured
+    has its own answer and history."""
+    env = (run.get("protocol") or {}).get("gym_id", "?")
+    return f"{run['label']} / {env} / {run.get('model_path') or '?'}"
+
+
+def agent_key(run: dict) -> tuple:
+    """Which agent a run judged (the compare page compares runs of one agent only)."""
+    protocol = run.get("protocol") or {}
+    return (protocol.get("gym_id", "ALE/Breakout-v5"), run.get("model_sha256"))
+
+
 def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
     cur = con.execute(
         "SELECT * REPLACE (CAST(started_at AS VARCHAR) AS started_at, "
@@ -197,6 +212,9 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
     run = dict(zip([d[0] for d in cur.description], cur.fetchone()))
     for key in ("environment", "protocol", "settings"):
         run[key] = _json(run.get(key))
+    if run["protocol"].get("family"):  # an agent other than Breakout's: one answer per machine and agent
+        run["machine_label"] = run["label"]
+        run["label"] = agent_label(run)
     num_actions = int(run.get("num_actions") or 0)
     seeds = [int(x) for x in run["settings"].get("seeds", [])]
     found = validate.problems(con, run_id, num_actions, seeds)
@@ -206,6 +224,10 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
             f"{path} is refused: its raw rows fail validation ({shown}); "
             "rtreport build --allow-invalid publishes it marked invalid, without those rows"
         )
+
+    has_differences = bool(
+        con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'shadow_differences'").fetchall()
+    )
 
     def query(table: str, select: str, rid: str, tail: str = ""):
         keep = validate.valid_rows(table, num_actions) if found else ""
@@ -275,6 +297,14 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
                 [run_id, rid, reference],
             ).fetchall()
         }
+        if has_differences:
+            summed = None
+            for (counts,) in con.execute(
+                "SELECT counts FROM shadow_differences WHERE run_id = ? AND runtime_id = ? AND driver = ?",
+                [run_id, rid, reference],
+            ).fetchall():
+                summed = list(counts) if summed is None else [a + b for a, b in zip(summed, counts)]
+            rt.shadow_differences = summed or []
         rt.flips = [
             dict(zip(("seed", "step", "reference_action", "action", "reference_margin", "margin"), f))
             for f in con.execute(

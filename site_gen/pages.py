@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from rtreport import host_load
+from rtreport import action_difference, host_load
 from rtreport.labels import slug as slug_of
 
 from . import claims, reasons, wording
@@ -233,13 +233,16 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         "onnx": t("agent_kind_onnx"),
         "sb3": t("agent_kind_sb3", algorithm=export.get("algorithm", "?")),
     }.get(run.get("model_format"), run.get("model_format") or "?")
-    decide = (
-        t("agent_greedy_logits")
-        if protocol.get("outputs") == "logits"
-        else t("agent_greedy_q", epsilon=f"{float(protocol.get('eval_epsilon') or 0):g}")
-    )
+    if protocol.get("action_kind") == "continuous":
+        low, high = protocol.get("action_low") or [], protocol.get("action_high") or []
+        bounds = t("agent_actions_sep").join(f"[{a:g}, {b:g}]" for a, b in zip(low, high))
+        decide = t("agent_continuous", bounds=bounds)
+    elif protocol.get("outputs") == "logits":
+        decide = t("agent_greedy_logits")
+    else:
+        decide = t("agent_greedy_q", epsilon=f"{float(protocol.get('eval_epsilon') or 0):g}")
     return t(
-        "agent_line",
+        "agent_line_continuous" if protocol.get("action_kind") == "continuous" else "agent_line",
         model=run.get("model_path") or "?",
         kind=kind,
         env=env,
@@ -247,6 +250,28 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         actions=t("agent_actions_sep").join(map(str, actions)),
         decide=decide,
     )
+
+
+def continuous_view(res: RunResult, t: Translator) -> dict | None:
+    """For continuous actions: what "the same action" means here, and how far each runtime's actions were from
+    the reference's, in play and on the fixed states (decisions per bin of the difference)."""
+    protocol = res.rows.run.get("protocol") or {}
+    if protocol.get("action_kind") != "continuous":
+        return None
+    tolerance = float(protocol.get("action_tolerance") or 0)
+    head = [t("runtime"), t("continuous_where"), *action_difference.bin_labels()]
+    rows = []
+    for r in res.runtimes:
+        if r.is_reference:
+            continue
+        if r.rows.shadow_differences:
+            rows.append([r.rows.title, t("continuous_played"), *(f"{n:,}" for n in r.rows.shadow_differences)])
+        if r.agreement and r.agreement.get("continuous"):
+            rows.append([r.rows.title, t("continuous_fixed"), *(f"{n:,}" for n in r.agreement["counts"])])
+    return {
+        "text": t("continuous_intro", tolerance=f"{tolerance * 100:g} %"),
+        "table": {"head": head, "rows": rows} if rows else None,
+    }
 
 
 def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
@@ -308,6 +333,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
             else run["status"],
         ),
         "agent": agent_text(res, t),
+        "continuous": continuous_view(res, t),
         "banners": banners(res, t),
         "contents": contents_text(res, t),
         "found": sentences(res, t),

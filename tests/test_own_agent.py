@@ -56,8 +56,7 @@ def _build(tmp_path, *files):
 
 def _machine_pages(site) -> dict:
     return {
-        lang: next(p for p in (site / lang / "hardware").glob("*/index.html")).read_text()
-        for lang in ("en", "zh-tw")
+        lang: next(p for p in (site / lang / "hardware").glob("*/index.html")).read_text() for lang in ("en", "zh-tw")
     }
 
 
@@ -117,6 +116,44 @@ def test_another_ale_game_plays_under_the_atari_protocol(tmp_path):
     assert "ALE/Pong-v5" in pages["en"] and "RIGHTFIRE" in pages["en"]
 
 
+def test_a_mujoco_task_with_continuous_actions_is_judged_within_the_tolerance(tmp_path):
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(11, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3), torch.nn.Tanh())
+    torch.jit.save(torch.jit.script(net), str(tmp_path / "hopper.pt"))
+    out = _collect(tmp_path, "--env", "Hopper-v5", "--model", str(tmp_path / "hopper.pt"))
+    row = _run_row(out)
+    p = row["protocol"]
+    assert p["action_kind"] == "continuous" and p["num_actions"] == 3 and p["outputs"] == "actions"
+    assert p["action_low"] == [-1.0] * 3 and p["action_high"] == [1.0] * 3 and p["action_tolerance"] == 0.01
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        counts = con.execute("SELECT counts FROM shadow_differences").fetchall()
+        shadow = con.execute("SELECT sum(decisions), sum(same) FROM shadow").fetchall()[0]
+        random = con.execute("SELECT min(score), max(score) FROM baseline_episodes").fetchall()[0]
+    finally:
+        con.close()
+    # every decision of the reference's games counted in one bin of the difference, and within 1 % here
+    assert counts and sum(sum(c) for (c,) in counts) == shadow[0] and shadow[1] == shadow[0]
+    assert random[0] is not None
+    pages = _machine_pages(_build(tmp_path, out))
+    assert "an action of 3 dimensions" in pages["en"] and "within 1 % of that dimension" in pages["en"]
+    assert "decisions in play" in pages["en"] and "實戰中的決策" in pages["zh-tw"]
+
+
+def test_a_stable_baselines3_sac_policy_on_pendulum_plays_its_own_actions(tmp_path):
+    from stable_baselines3 import SAC
+
+    model = SAC("MlpPolicy", "Pendulum-v1", seed=0, learning_starts=50, policy_kwargs={"net_arch": [16]})
+    model.learn(100)
+    model.save(tmp_path / "sac.zip")
+    out = _collect(tmp_path, "--env", "Pendulum-v1", "--model", str(tmp_path / "sac.zip"))
+    row = _run_row(out)
+    assert row["format"] == "sb3" and row["settings"]["model_export"]["algorithm"] == "SAC"
+    assert row["protocol"]["action_low"] == [-2.0] and row["protocol"]["outputs"] == "actions"
+    pages = _machine_pages(_build(tmp_path, out))
+    assert "Stable-Baselines3 SAC policy" in pages["en"] and "clipped to the bounds [-2, 2]" in pages["en"]
+
+
 def test_breakout_runs_keep_their_protocol_and_margin_rule(quick_run):
     row = _run_row(quick_run)
     assert "family" not in row["protocol"] and row["protocol"]["game"] == "breakout"
@@ -141,8 +178,12 @@ def test_an_unknown_environment_is_one_line(tmp_path, cartpole_mlp):
     _refused(tmp_path, ["--env", "ALE/NoSuchGame-v5", "--model", str(cartpole_mlp)], "no ROM")
 
 
-def test_a_continuous_task_is_refused_for_now(tmp_path, cartpole_mlp):
-    _refused(tmp_path, ["--env", "Pendulum-v1", "--model", str(cartpole_mlp)], "continuous")
+def test_a_policy_of_the_wrong_action_kind_is_one_line(tmp_path, cartpole_mlp):
+    from stable_baselines3 import PPO
+
+    PPO("MlpPolicy", "CartPole-v1", n_steps=64, batch_size=64, policy_kwargs={"net_arch": [8]}).save(tmp_path / "d.zip")
+    _refused(tmp_path, ["--env", "Acrobot-v1", "--model", str(tmp_path / "d.zip")], "observations of shape (4,)")
+    _refused(tmp_path, ["--env", "MountainCarContinuous-v0", "--model", str(tmp_path / "d.zip")], "discrete actions")
 
 
 def test_a_model_that_does_not_fit_the_task_says_which_shape_was_expected(tmp_path, cartpole_mlp):

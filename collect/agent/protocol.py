@@ -213,14 +213,15 @@ class EpisodeInPlay:
     ``done`` says when the game is over, and ``result()`` is the finished ``Episode``. ``play_episode`` is the
     plain loop over it; the concurrent play engine (``collect.engine``) holds many at once."""
 
-    def __init__(self, env, seed: int, epsilon: float = EVAL_EPSILON, max_steps: int | None = None):
+    def __init__(self, env, seed: int, epsilon: float = EVAL_EPSILON, max_steps: int | None = None, policy=None):
+        """``policy``: the episode's decision from the outputs (``collect.decisions``); default: ε-greedy."""
         self.env, self.seed, self.max_steps = env, seed, max_steps
         self.observation, _ = env.reset(seed=seed)
-        self.policy = EpisodePolicy(seed, epsilon, env.action_space.n)
+        self.policy = policy or EpisodePolicy(seed, epsilon, env.action_space.n)
         self.score, self.actions = 0.0, []
         self.done, self.truncated = False, False
 
-    def step(self, q_values: np.ndarray) -> int:
+    def step(self, q_values: np.ndarray):
         assert not self.done, "the game is over"
         action = self.policy.act(q_values)
         self.actions.append(action)
@@ -233,7 +234,9 @@ class EpisodeInPlay:
 
     def result(self) -> Episode:
         assert self.done, "the game is not over"
-        return Episode(self.seed, self.score, len(self.actions), self.truncated, self.actions)
+        # a continuous action trace is not kept (the file's action traces are of action indices)
+        discrete = not self.actions or isinstance(self.actions[0], int)
+        return Episode(self.seed, self.score, len(self.actions), self.truncated, self.actions if discrete else None)
 
 
 def play_episode(

@@ -21,7 +21,6 @@ from collections import deque
 import numpy as np
 
 from .. import measure
-from ..agent.protocol import EVAL_EPSILON
 from .timing import timed_runners
 from .twins import Stand
 
@@ -101,7 +100,7 @@ def overlap_differences(runners: dict, n: int, rounds: int = SELF_CHECK_ROUNDS) 
     return differing
 
 
-def play_tasks(runners: dict, envs: list, tasks, timings=None, epsilon: float = EVAL_EPSILON):
+def play_tasks(runners: dict, envs: list, tasks, timings=None, decisions=None):
     """Play ``tasks`` (``worker.Task``) in ``len(envs)`` slots; yields (key, result), result being (Episode,
     seconds, {runtime id: Shadow}, margin counts, {runtime id: (twin, decisions, checked, differing)} of the runtimes
     a twin stood in for (``twins``)) or the task's ``RuntimeFault``, in the order the games end.
@@ -113,7 +112,8 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None, epsilon: float = 
     Each slot decides as soon as its previous decision is in: the engine takes the oldest slot whose decisions are
     all done (else waits for the oldest), advances its game and submits that slot's next decisions at once, so
     the GPU always holds every game's next decision while this process steps the emulators. ``timings``
-    (``timing.Timings``): each runtime's submit/ready/fetch add to it. ``epsilon``: the task's evaluation ε."""
+    (``timing.Timings``): each runtime's submit/ready/fetch add to it. ``decisions``: how the task decides
+    (``collect.decisions``; default: Breakout's)."""
     open_slots(runners, len(envs))
     runners = timed_runners(runners, timings)
     if callable(tasks):
@@ -140,7 +140,7 @@ def play_tasks(runners: dict, envs: list, tasks, timings=None, epsilon: float = 
             shadows = [rid for rid in task.shadows if not isinstance(runners.get(rid, ""), str)]
             slot = free.pop()
             game = measure.ShadowedGame(
-                envs[slot], task.driver, shadows, task.seed, task.step_cap, task.until_first_flip, epsilon
+                envs[slot], task.driver, shadows, task.seed, task.step_cap, task.until_first_flip, decisions
             )
             for rid in task.shadows:
                 if rid not in shadows:

@@ -151,7 +151,7 @@ class Players:
             self.envs,
             lambda block: self._local.popleft() if self._local else None,
             self.main,
-            self.task.epsilon,
+            self.task.decisions(),
         )
         return next(self._engine)
 

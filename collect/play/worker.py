@@ -92,7 +92,7 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
         except BaseException as e:  # recorded: tasks that need this runtime report it
             _worker[rid] = f"play worker could not prepare it: {type(e).__name__}: {e}"
     _worker["__envs__"] = [task.make_env() for _ in range(slots)]
-    _worker["__epsilon__"] = task.epsilon
+    _worker["__decisions__"] = task.decisions()
 
 
 def _serve(tasks, results, cpus, *initargs) -> None:
@@ -130,7 +130,7 @@ def _serve(tasks, results, cpus, *initargs) -> None:
             return None
 
         runners = {k: v for k, v in _worker.items() if not k.startswith("__")}
-        for key, result in play_tasks(runners, _worker["__envs__"], next_task, timings, _worker["__epsilon__"]):
+        for key, result in play_tasks(runners, _worker["__envs__"], next_task, timings, _worker["__decisions__"]):
             # the totals first: when the main process has this game's result, it has this process's time up to it
             t = time.perf_counter()
             results.put(("time", pid, timings.snapshot()))
