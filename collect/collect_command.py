@@ -37,7 +37,7 @@ def model_for(model_path, env_id, config_path):
     """The model to measure and its task: the shipped Breakout agent, or a user's model in the task of ``--env`` and
     ``--config``."""
     config = run_config.read(config_path)
-    task = run_config.task_for(env_id, config)
+    task = run_config.task_for(env_id, config, Path(config_path).parent if config_path else None)
     if model_path is None and not task.is_breakout:
         raise UserError(f"give --model: the shipped agent plays Breakout, not {task.name}")
     return load_model(model_path or paths.AGENT_WEIGHTS, task)

@@ -141,9 +141,6 @@ class Collector:
             self.rounds = Rounds(self, design.looks, design.seeds, between=ends_only is None)
             self.rounds.take(0)  # before play; then after looks (play.PlayPhase) and after play
             self._costs()
-            if design.margin_rule == "gain-over-random":
-                self._at("play: a uniformly random policy")
-                task_states.owe_random(self.store, self.model.task, design, self.ui)
             self._play(design)
             self.rounds.take(len(design.looks))
         finally:
@@ -311,6 +308,10 @@ class Collector:
             lambda text: self._at(text),
             between=self.rounds,
         )
+        if design.margin_rule == "gain-over-random":  # each look's seeds played by random, before the look
+            phase.before_look = lambda seeds: task_states.owe_random(
+                self.store, self.model.task, seeds, design, self.ui
+            )
         # only what is still owed plays: a candidate decided at an earlier look is not prepared again in every worker
         owed = [self.reference, *phase.active()]
         stands = twins.for_play(self.known, self.runners, self.store, owed) if self.play_twins else {}

@@ -8,6 +8,7 @@ expected.
 from __future__ import annotations
 
 import re
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +80,8 @@ def export_policy_onnx(module, task: Task, out) -> None:
     if isinstance(getattr(module, "inner", None), torch.jit.ScriptModule):
         module = module.inner
     example = torch.zeros((1, *task.observation.shape), dtype=getattr(torch, task.observation.dtype))
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's notes on a script module's signature: not the user's concern
         torch.onnx.export(
             module.cpu().eval(),
             (example,),

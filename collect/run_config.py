@@ -6,6 +6,8 @@ enough — the environment's keyword arguments and time limit, and how the polic
 id = "CartPole-v1"            # or give --env
 max_episode_steps = 500       # the environment's own limit when left out
 kwargs = { sutton_barto_reward = false }
+normalize_observations = "vec_normalize.pkl"   # Stable-Baselines3's VecNormalize statistics, as training used them
+wrappers = [{ name = "FlattenObservation" }]    # gymnasium.wrappers classes, in order, with their kwargs
 
 [policy]
 outputs = "q-values"          # or "logits" (greedy); a Stable-Baselines3 .zip says it itself
@@ -22,7 +24,10 @@ from rtreport.errors import UserError
 
 from . import tasks
 
-KNOWN = {"env": {"id", "max_episode_steps", "kwargs"}, "policy": {"outputs", "epsilon"}}
+KNOWN = {
+    "env": {"id", "max_episode_steps", "kwargs", "wrappers", "normalize_observations"},
+    "policy": {"outputs", "epsilon"},
+}
 
 
 def read(path: Path | None) -> dict:
@@ -47,7 +52,41 @@ def read(path: Path | None) -> dict:
     return data
 
 
-def task_for(env_id: str | None, config: dict) -> tasks.Task:
+def _wrappers(env: dict) -> list:
+    wrappers = env.get("wrappers", [])
+    if not isinstance(wrappers, list) or not all(
+        isinstance(w, dict) and isinstance(w.get("name"), str) for w in wrappers
+    ):
+        raise UserError('[env] wrappers must be a list of tables, each with a name: [{ name = "FlattenObservation" }]')
+    for w in wrappers:
+        if set(w) - {"name", "kwargs"} or not isinstance(w.get("kwargs", {}), dict):
+            raise UserError(f"[env] wrapper {w['name']}: give only name and kwargs (a table)")
+    return [(w["name"], w.get("kwargs", {})) for w in wrappers]
+
+
+def normalization(path, base: Path | None = None):
+    """(mean, var, clip, epsilon) of observations from Stable-Baselines3's saved ``VecNormalize`` (a pickle: load
+    only files you trust), kept in the run as numbers."""
+    import pickle
+
+    import numpy as np
+
+    path = Path(path) if base is None or Path(path).is_absolute() else base / path
+    try:
+        with open(path, "rb") as f:
+            saved = pickle.load(f)
+        rms, clip, eps = saved.obs_rms, float(saved.clip_obs), float(saved.epsilon)
+        mean, var = np.asarray(rms.mean, np.float64).ravel(), np.asarray(rms.var, np.float64).ravel()
+    except FileNotFoundError:
+        raise UserError(f"observation normalisation not found: {path}") from None
+    except Exception as e:
+        raise UserError(
+            f"{path} is not a saved VecNormalize of Stable-Baselines3 ({type(e).__name__}: {str(e)[:160]})"
+        ) from None
+    return tuple(float(x) for x in mean), tuple(float(x) for x in var), clip, eps
+
+
+def task_for(env_id: str | None, config: dict, base: Path | None = None) -> tasks.Task:
     """The task of ``--env`` (or the configuration's [env] id; both must agree), with the configuration's settings."""
     env = config.get("env", {})
     if env_id and env.get("id") and env["id"] != env_id:
@@ -58,7 +97,10 @@ def task_for(env_id: str | None, config: dict) -> tasks.Task:
     kwargs = env.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise UserError("[env] kwargs must be a table of keyword arguments")
-    task = tasks.for_env(env_id or env.get("id"), kwargs, steps)
+    norm = env.get("normalize_observations")
+    task = tasks.for_env(
+        env_id or env.get("id"), kwargs, steps, _wrappers(env), normalization(norm, base) if norm else None
+    )
     policy = config.get("policy", {})
     epsilon = policy.get("epsilon")
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and 0 <= epsilon <= 1):

@@ -75,15 +75,15 @@ def for_run(store, model, profile, ui, resuming) -> tuple[np.ndarray, list | Non
     return states, index
 
 
-def owe_random(store, task, design, ui) -> None:
-    """The uniformly random policy's episodes on the play seeds the file still lacks."""
+def owe_random(store, task, seeds, design, ui) -> None:
+    """The uniformly random policy's episodes on ``seeds`` (a look's) that the file still lacks."""
     have = {
         s
         for (s,) in store.con.execute(
             "SELECT seed FROM baseline_episodes WHERE run_id = ? AND policy = ?", [store.run_id, RANDOM_POLICY]
         ).fetchall()
     }
-    owed = [s for s in design.seeds if s not in have]
+    owed = [s for s in seeds if s not in have]
     if owed:
         with ui.phase("a uniformly random policy (the play margin's anchor)", len(owed)) as tick:
             episodes = random_episodes(task, owed, design.step_cap)

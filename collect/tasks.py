@@ -69,6 +69,9 @@ class Task:
     action_low: tuple = ()  # continuous: the Box's bounds
     action_high: tuple = ()
     action_tolerance: float = 0.0  # continuous: agreement within this fraction of each dimension's range
+    wrappers: tuple = ()  # ((gymnasium.wrappers name, JSON of its kwargs), ...) applied in order after make
+    # the training's observation normalisation (VecNormalize's statistics): ((mean...), (var...), clip, epsilon)
+    normalization: tuple | None = None
     details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
 
     @property
@@ -136,6 +139,19 @@ class Task:
             "family": "gymnasium",
             "gym_id": self.env_id,
             "env_kwargs": dict(self.env_kwargs),
+            "wrappers": [{"name": n, "kwargs": json.loads(k)} for n, k in self.wrappers],
+            **(
+                {
+                    "observation_normalization": {
+                        "mean": list(self.normalization[0]),
+                        "var": list(self.normalization[1]),
+                        "clip": self.normalization[2],
+                        "epsilon": self.normalization[3],
+                    }
+                }
+                if self.normalization
+                else {}
+            ),
             "observation_shape": list(self.observation.shape),
             "observation_dtype": self.observation.dtype,
             "num_actions": self.num_actions,
@@ -185,23 +201,37 @@ def from_protocol(protocol: dict | str | None) -> Task:
         env_id = p.get("gym_id", atari.GYM_ID)
         task = BREAKOUT if env_id == atari.GYM_ID else atari_task(env_id)
         return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", atari.EVAL_EPSILON))
+    n = p.get("observation_normalization")
     task = gymnasium_task(
-        p["gym_id"], dict(p.get("env_kwargs") or {}), p.get("max_episode_steps"), p.get("action_tolerance")
+        p["gym_id"],
+        dict(p.get("env_kwargs") or {}),
+        p.get("max_episode_steps"),
+        p.get("action_tolerance"),
+        [(w["name"], w.get("kwargs") or {}) for w in p.get("wrappers") or []],
+        (tuple(n["mean"]), tuple(n["var"]), n["clip"], n["epsilon"]) if n else None,
     )
     return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", 0.0))
 
 
-def for_env(env_id: str | None, env_kwargs: dict | None = None, max_episode_steps: int | None = None) -> Task:
+def for_env(
+    env_id: str | None,
+    env_kwargs: dict | None = None,
+    max_episode_steps: int | None = None,
+    wrappers=(),
+    normalization=None,
+) -> Task:
     """The task for ``--env``: Breakout when none is given, an ALE game for ``ALE/...``, else Gymnasium's."""
+    atari_env = env_id is None or env_id.startswith("ALE/")
+    if atari_env and (env_kwargs or max_episode_steps or wrappers or normalization):
+        raise UserError(
+            "the Atari protocol fixes its settings: env_kwargs, max_episode_steps, wrappers and "
+            "normalize_observations are not taken"
+        )
     if env_id is None or env_id == atari.GYM_ID:
-        if env_kwargs or max_episode_steps:
-            raise UserError("the Atari protocol fixes its settings: env_kwargs and max_episode_steps are not taken")
         return BREAKOUT
-    if env_id.startswith("ALE/"):
-        if env_kwargs or max_episode_steps:
-            raise UserError("the Atari protocol fixes its settings: env_kwargs and max_episode_steps are not taken")
+    if atari_env:
         return atari_task(env_id)
-    return gymnasium_task(env_id, env_kwargs or {}, max_episode_steps)
+    return gymnasium_task(env_id, env_kwargs or {}, max_episode_steps, None, wrappers, normalization)
 
 
 def atari_task(env_id: str) -> Task:
@@ -230,18 +260,31 @@ def atari_task(env_id: str) -> Task:
 
 
 def gymnasium_task(
-    env_id: str, env_kwargs: dict, max_episode_steps: int | None = None, tolerance: float | None = None
+    env_id: str,
+    env_kwargs: dict,
+    max_episode_steps: int | None = None,
+    tolerance: float | None = None,
+    wrappers=(),
+    normalization=None,
 ) -> Task:
-    """``tolerance``: a stored run's (continuous actions); a new run takes the gates file's."""
+    """``tolerance``: a stored run's (continuous actions); a new run takes the gates file's. ``wrappers``:
+    [(gymnasium.wrappers name, kwargs)]; ``normalization``: (mean, var, clip, epsilon) of the observations."""
     import gymnasium as gym
 
-    env = _make(env_id, env_kwargs, max_episode_steps)
+    wrappers = tuple((str(n), json.dumps(k, sort_keys=True)) for n, k in wrappers)
+    env = _make(env_id, env_kwargs, max_episode_steps, wrappers)
     try:
         obs, act = env.observation_space, env.action_space
         if not isinstance(obs, gym.spaces.Box):
             raise UserError(f"{env_id}: its observation space is {obs}; rtreport takes a Box observation")
+        if normalization is not None and len(normalization[0]) != int(np.prod(obs.shape)):
+            raise UserError(
+                f"the observation normalisation has {len(normalization[0])} means, but {env_id}'s observations "
+                f"have shape {obs.shape}"
+            )
         if isinstance(act, gym.spaces.Box):
-            return _continuous(env, env_id, env_kwargs, max_episode_steps, tolerance)
+            task = _continuous(env, env_id, env_kwargs, max_episode_steps, tolerance)
+            return replace(task, wrappers=wrappers, normalization=normalization)
         if not isinstance(act, gym.spaces.Discrete):
             raise UserError(f"{env_id}: its action space is {act}; rtreport takes a Discrete action space")
         if int(act.start) != 0:
@@ -266,6 +309,8 @@ def gymnasium_task(
             max_episode_steps=int(limit),
             env_kwargs=tuple(sorted(env_kwargs.items())),
             details=details,
+            wrappers=wrappers,
+            normalization=normalization,
         )
     finally:
         env.close()
@@ -314,11 +359,11 @@ def _meanings(env, n: int) -> tuple:
     return tuple(str(i) for i in range(n))
 
 
-def _make(env_id: str, env_kwargs: dict, max_episode_steps: int | None):
+def _make(env_id: str, env_kwargs: dict, max_episode_steps: int | None, wrappers=()):
     import gymnasium as gym
 
     try:
-        return gym.make(env_id, max_episode_steps=max_episode_steps, **env_kwargs)
+        env = gym.make(env_id, max_episode_steps=max_episode_steps, **env_kwargs)
     except gym.error.Error as e:
         first = (str(e).strip().splitlines() or [""])[0][:300]
         raise UserError(f"unknown or unusable environment {env_id!r}: {first}") from None
@@ -326,6 +371,15 @@ def _make(env_id: str, env_kwargs: dict, max_episode_steps: int | None):
         raise UserError(f"{env_id} needs a package that is not installed: {e}") from None
     except TypeError as e:
         raise UserError(f"{env_id} does not take the given env_kwargs: {e}") from None
+    for name, kwargs in wrappers:
+        wrapper = getattr(gym.wrappers, name, None)
+        if not isinstance(wrapper, type) or not issubclass(wrapper, gym.Wrapper):
+            raise UserError(f"unknown wrapper {name!r}: give a class of gymnasium.wrappers (e.g. FlattenObservation)")
+        try:
+            env = wrapper(env, **json.loads(kwargs))
+        except Exception as e:
+            raise UserError(f"the wrapper {name} cannot wrap {env_id}: {type(e).__name__}: {e}") from None
+    return env
 
 
 class _Actions:
@@ -339,12 +393,21 @@ class GymTaskEnv:
 
     def __init__(self, task: Task):
         self.task = task
-        self.env = _make(task.env_id, dict(task.env_kwargs), task.max_episode_steps)
+        self.env = _make(task.env_id, dict(task.env_kwargs), task.max_episode_steps, task.wrappers)
+        self._norm = None
+        if task.normalization is not None:
+            mean, var, clip, eps = task.normalization
+            shape = task.observation.shape
+            self._norm = (np.asarray(mean).reshape(shape), np.sqrt(np.asarray(var).reshape(shape) + eps), clip)
         self.action_space = _Actions(task.num_actions)
         self._action = (lambda a: np.asarray(a, np.float32)) if task.continuous else int
 
     def _obs(self, observation) -> np.ndarray:
-        return np.ascontiguousarray(observation, dtype=np.float32).reshape(self.task.observation.shape)
+        x = np.asarray(observation, dtype=np.float64).reshape(self.task.observation.shape)
+        if self._norm is not None:  # as VecNormalize.normalize_obs does
+            mean, scale, clip = self._norm
+            x = np.clip((x - mean) / scale, -clip, clip)
+        return np.ascontiguousarray(x, dtype=np.float32)
 
     def reset(self, *, seed: int | None = None, options=None):
         observation, info = self.env.reset(seed=seed)

@@ -27,7 +27,8 @@ def slug(label: str) -> str:
     """A stable ASCII name for URLs and files. Latin letters and digits carry over; when anything else
     (CJK, accents, …) is dropped, a short hash of the whole label keeps different labels apart."""
     label = unicodedata.normalize("NFC", str(label)).strip()
-    base = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:48].strip("-")
+    # 72: room for a machine's label, an agent's environment and model, and a run's date (``site_gen.history``)
+    base = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:72].strip("-")
     if base and all(ord(c) < 128 for c in label):
         return base
     digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:8]

@@ -6,8 +6,8 @@ file writes each rule down before the files it judges were measured).
 * ``gain-over-random``: a fraction of the reference's gain over a uniformly random policy on the same seeds (the
   mean reference score minus the mean random score), the way non-inferiority trials set a margin from the effect
   of the active control over placebo. It holds on any return scale: negative returns (Pendulum), returns near
-  zero, or a fixed offset per step. Where the reference gains nothing over random play there is no margin to set,
-  and the test cannot decide.
+  zero, or a fixed offset per step. Where the reference gains nothing over random play the margin is zero: a
+  candidate must then be shown to play no worse at all (its games the very same as the reference's, for one).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ DEFAULT_RULE = "reference-mean"  # a file whose settings name no rule
 
 
 def margin(rule: str, fraction: float, reference_scores, random_scores=None) -> float | None:
-    """The margin (a positive number of points a game, or None where the rule sets none) on one look's seeds."""
+    """The margin (points a game, never negative) on one look's seeds; None where the random policy's scores on
+    those seeds are missing."""
     reference_mean = float(np.mean(reference_scores))
     if rule == "reference-mean":
         return fraction * reference_mean
@@ -27,7 +28,7 @@ def margin(rule: str, fraction: float, reference_scores, random_scores=None) -> 
         if random_scores is None or len(random_scores) != len(reference_scores):
             return None
         gain = reference_mean - float(np.mean(random_scores))
-        return fraction * gain if gain > 0 else None
+        return fraction * max(gain, 0.0)
     raise ValueError(f"unknown play margin rule {rule!r}; one of {', '.join(RULES)}")
 
 

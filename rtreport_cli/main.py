@@ -422,12 +422,13 @@ def agent_package(checkpoint_dir, code_version, trained_on):
     type=click.Path(path_type=Path),
     default=Path("."),
     show_default=True,
-    help="Folder to save <name>.zip into (or the .zip's path).",
+    help="Folder to save <name>.zip (or <name>.pt) into, or the file's path.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 def agent_example(name, out, seed):
-    """Train an example agent of another task in minutes on a CPU: cartpole (PPO, discrete actions) or
-    inverted-pendulum (SAC, MuJoCo, continuous actions); then rtreport collect --env … --model <name>.zip."""
+    """Make an example agent of another task in minutes on a CPU: cartpole (PPO, discrete actions),
+    inverted-pendulum (SAC, MuJoCo, continuous actions) or pong-small (an untrained small Q-network for ALE/Pong-v5);
+    then rtreport collect --env … --model <file>."""
     from collect.agent.examples import train
 
     train(name, out, seed, click.echo)

@@ -105,7 +105,21 @@ def _recommended(res: RunResult, r, t) -> list[dict]:
         ref_value=f"{ref.latency[q]:.3f}",
     )
     s = r.shadow
-    if s["flips"] == 0:
+    counts = r.rows.shadow_differences
+    if s["flips"] == 0 and counts and counts[0] != s["decisions"]:  # continuous: within the tolerance, not equal
+        tolerance = float((res.rows.run.get("protocol") or {}).get("action_tolerance") or 0)
+        evidence = {**s, "continuous": True, "equal": counts[0]}
+        same = claims.say(
+            t,
+            "within_tolerance",
+            "ans_same_within",
+            evidence,
+            rid,
+            decisions=f"{s['decisions']:,}",
+            tolerance=f"{tolerance * 100:g} %",
+            equal=f"{counts[0]:,}",
+        )
+    elif s["flips"] == 0:
         same = claims.say(t, "exact", "ans_same_exact", s, rid, decisions=f"{s['decisions']:,}")
     else:
         gate = res.gates.min_same_action_fraction

@@ -47,7 +47,14 @@ KINDS = {
     "agreement_pass": ("the CI's low end is at or above the gate", lambda e: e["low"] >= e["gate"] - TOL),
     "agreement_fail": ("the whole CI lies below the gate", lambda e: e["high"] < e["gate"] - TOL),
     "agreement_straddles": ("the CI holds the gate", lambda e: _holds(e, e["gate"])),
-    "exact": ("no flip on any played decision (agreement 100 %)", lambda e: e["flips"] == 0 and e["decisions"] > 0),
+    "exact": (
+        "no flip on any played decision (agreement 100 %), continuous actions equal bit for bit",
+        lambda e: e["flips"] == 0 and e["decisions"] > 0 and e.get("equal", e["decisions"]) == e["decisions"],
+    ),
+    "within_tolerance": (
+        "every played continuous action within the tolerance of the reference's",
+        lambda e: e["flips"] == 0 and e["decisions"] > 0 and e.get("continuous") is True,
+    ),
     # the play test (repeated CI of the mean paired difference against −margin)
     "play_non_inferior": (
         "outcome non-inferior: the whole repeated CI lies above −margin",

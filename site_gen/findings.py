@@ -143,7 +143,13 @@ def fastest_exact(res: RunResult):
 
 
 def _exact(r: RuntimeResult) -> bool:
-    return bool(r.shadow and r.shadow["flips"] == 0 and r.reproduction and r.reproduction["reproducible"] is True)
+    """The reference's action at every played decision, and reproducible; continuous actions: equal bit for bit
+    (within the tolerance is agreement, not exactness)."""
+    counts = r.rows.shadow_differences
+    same = not counts or counts[0] == sum(counts)
+    return bool(
+        r.shadow and r.shadow["flips"] == 0 and same and r.reproduction and r.reproduction["reproducible"] is True
+    )
 
 
 def trade_off(res: RunResult, t) -> list[str]:
@@ -457,6 +463,7 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
         r
         for r in res.runtimes
         if r.agreement
+        and not r.agreement.get("continuous")  # the story is of discrete actions changed
         and r.shadow
         and r.agreement["same_actions"] == r.agreement["states"]
         and r.shadow["flips"] > 0

@@ -200,6 +200,21 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
         "facts": facts,
         "groups": machine_groups(results, slugs, t),
         "notices": alike_notices(results, t),
+        **agents_lede(ordered, t),
+    }
+
+
+def agents_lede(ordered, t: Translator) -> dict:
+    """Which agents the answers are about: the page's Breakout introduction where every answer is Breakout's; a
+    line naming the others where some are not; an introduction of its own where none is."""
+    others = [res.rows.run["label"] for res, _ in ordered if (res.rows.run.get("protocol") or {}).get("family")]
+    breakout = len(others) < len(ordered)
+    if not others:
+        return {"breakout": True, "agents_line": None}
+    names = "; ".join(others)
+    return {
+        "breakout": breakout,
+        "agents_line": t("home_other_agents" if breakout else "home_agents_lede", labels=names),
     }
 
 

@@ -191,10 +191,10 @@ def _json(text) -> dict:
 
 def agent_label(run: dict) -> str:
     """The name a run of another agent than Breakout's is grouped and shown under: its machine's label, the
-    environment and the model file (``cpu-laptop / CartPole-v1 / ppo.zip``), so that each agent a machine measured
-    has its own answer and history."""
+    environment and the model file's name (``cpu-laptop / CartPole-v1 / ppo.zip``), so that each agent a machine
+    measured has its own answer and history."""
     env = (run.get("protocol") or {}).get("gym_id", "?")
-    return f"{run['label']} / {env} / {run.get('model_path') or '?'}"
+    return f"{run['label']} / {env} / {Path(run.get('model_path') or '?').name}"
 
 
 def agent_key(run: dict) -> tuple:

@@ -242,7 +242,9 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
     else:
         decide = t("agent_greedy_q", epsilon=f"{float(protocol.get('eval_epsilon') or 0):g}")
     return t(
-        "agent_line_continuous" if protocol.get("action_kind") == "continuous" else "agent_line",
+        ("agent_line_continuous_1" if len(actions) == 1 else "agent_line_continuous")
+        if protocol.get("action_kind") == "continuous"
+        else "agent_line",
         model=run.get("model_path") or "?",
         kind=kind,
         env=env,

@@ -214,7 +214,37 @@ def test_the_margin_over_random_holds_on_negative_returns():
     assert play_margin.margin("gain-over-random", 0.05, [-200.0, -200.0], [-1200.0, -1200.0]) == pytest.approx(50.0)
     # the fraction-of-the-mean rule would give a negative margin there, which no test can use
     assert play_margin.margin("reference-mean", 0.05, [-200.0, -200.0]) < 0
-    # no gain over random: no margin, and the play test cannot decide
-    assert play_margin.margin("gain-over-random", 0.05, [10.0, 12.0], [15.0, 11.0]) is None
+    # no gain over random: a margin of zero (no worse at all); no random scores: no margin yet
+    assert play_margin.margin("gain-over-random", 0.05, [10.0, 12.0], [15.0, 11.0]) == 0.0
     assert play_margin.margin("gain-over-random", 0.05, [10.0, 12.0], None) is None
     assert play_margin.margin("reference-mean", 0.05, [100.0, 300.0]) == pytest.approx(10.0)
+
+
+def test_the_training_observation_normalisation_and_wrappers_go_into_the_run(tmp_path):
+    import gymnasium as gym
+    import numpy as np
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from collect import run_config, tasks
+
+    venv = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    venv.reset()
+    for _ in range(100):
+        venv.step([venv.action_space.sample()])
+    venv.save(tmp_path / "vec_normalize.pkl")
+    (tmp_path / "run.toml").write_text(
+        '[env]\nid = "CartPole-v1"\nnormalize_observations = "vec_normalize.pkl"\n'
+        'wrappers = [{ name = "FlattenObservation" }]\n'
+    )
+    task = run_config.task_for(None, run_config.read(tmp_path / "run.toml"), tmp_path)
+    stored = task.protocol()
+    assert stored["wrappers"] == [{"name": "FlattenObservation", "kwargs": {}}]
+    assert len(stored["observation_normalization"]["mean"]) == 4
+    assert tasks.from_protocol(json.loads(json.dumps(stored))) == task  # the run alone says how it was played
+    observation, _ = task.make_env().reset(seed=3)
+    raw, _ = gym.make("CartPole-v1").reset(seed=3)
+    venv.training = False
+    assert np.allclose(observation, venv.normalize_obs(raw[None])[0], atol=1e-6)
+    (tmp_path / "bad.toml").write_text('[env]\nid = "CartPole-v1"\nwrappers = [{ name = "NoSuchWrapper" }]\n')
+    with pytest.raises(Exception, match="unknown wrapper"):
+        run_config.task_for(None, run_config.read(tmp_path / "bad.toml"), tmp_path)

@@ -54,6 +54,7 @@ class PlayPhase:
         self.candidates = list(candidates)
         self.players, self.ui, self.mark_failed, self.where = players, ui, mark_failed, where
         self.failed: set[str] = set()
+        self.before_look = None  # called with the look's seeds before it plays (the margin's random games)
 
     # -- what the file holds ---------------------------------------------------------------------------
     def _episodes(self, rid: str) -> dict:
@@ -120,6 +121,8 @@ class PlayPhase:
                     self.players.abandon()  # games started ahead that no look needs
                 return
             self.where(f"play, look {k + 1} of {len(self.design.looks)}")
+            if self.before_look is not None:
+                self.before_look(self.design.at(k))
             carried = Look(self, k, active).play(carried)
             self.store.add_play_time(k, self.players.timings())
 
