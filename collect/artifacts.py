@@ -5,8 +5,8 @@ The FP16 ONNX is made from the FP32 export by a small, explicit graph rewrite ra
 generic converter: the model's uint8 input and its in-graph Cast to float (the /255 scaling)
 must survive, and onnxconverter-common's converter retypes that Cast's output without changing
 its ``to`` attribute (the result does not load). Every float initializer and Constant becomes
-float16, every Cast to float becomes a Cast to float16, and one final Cast returns float32
-Q-values, so all runtimes hand back the same dtype.
+float16, every Cast to float becomes a Cast to float16, a float32 input (another task's observation) is cast to
+float16 first, and one final Cast returns float32 outputs, so all runtimes take and hand back the same dtypes.
 """
 
 from __future__ import annotations
@@ -31,6 +31,18 @@ def convert_onnx_to_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
                 attr.i = TensorProto.FLOAT16
             if node.op_type == "Constant" and attr.name == "value" and attr.t.data_type == TensorProto.FLOAT:
                 attr.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(attr.t).astype(np.float16), attr.t.name))
+    for graph_input in graph.input:  # a float32 observation (any task but the Atari ones) is cast once, first
+        if graph_input.type.tensor_type.elem_type != TensorProto.FLOAT:
+            continue
+        half_name = graph_input.name + "_fp16"
+        for node in graph.node:
+            node.input[:] = [half_name if i == graph_input.name else i for i in node.input]
+        graph.node.insert(
+            0,
+            helper.make_node(
+                "Cast", [graph_input.name], [half_name], to=TensorProto.FLOAT16, name=graph_input.name + "_to_fp16"
+            ),
+        )
     for output in graph.output:
         if output.type.tensor_type.elem_type != TensorProto.FLOAT:
             continue

@@ -202,7 +202,7 @@ class Collector:
         except KeyboardInterrupt:
             raise
         except Exception as e:  # this runtime failed; the others go on
-            self._record(spec, "failed", f"prepare: {type(e).__name__}: {e}", runner)
+            self._record(spec, "failed", f"prepare: {type(e).__name__}: {short(e)}", runner)
 
     def _fail(self, rid: str, reason: str) -> None:
         """A runtime failed after preparing: recorded with its error; it keeps what it measured."""
@@ -215,7 +215,7 @@ class Collector:
         except KeyboardInterrupt:
             raise
         except Exception as e:  # this runtime failed; the others go on
-            self._fail(rid, f"{self.phase}: {type(e).__name__}: {e}")
+            self._fail(rid, f"{self.phase}: {type(e).__name__}: {short(e)}")
 
     def _have(self, sql: str, *params) -> set:
         return {r[0] for r in self.store.con.execute(sql, [self.store.run_id, *params]).fetchall()}
@@ -360,6 +360,13 @@ class Collector:
         return json.loads(
             self.store.con.execute("SELECT settings FROM runs WHERE run_id = ?", [self.store.run_id]).fetchone()[0]
         )
+
+
+def short(e: BaseException) -> str:
+    """An error's message for the report: a long one (a TorchScript interpreter's trace of the user's module) as
+    its first and last lines, which say where and what."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    return f"{lines[0]} … {lines[-1]}" if len(lines) > 3 else str(e)
 
 
 def new_run_id() -> str:

@@ -69,10 +69,10 @@ def _small_network(num_actions: int):
             )
 
         def forward(self, x):
-            return self.net(x.float() / 255.0)
+            # in the weights' own dtype, so that a half-precision copy takes the same uint8 frames
+            return self.net(x.to(self.net[0].weight.dtype) / 255.0)
 
-    example = torch.zeros((1, 4, 84, 84), dtype=torch.uint8)
-    return torch.jit.trace(Small().eval(), example)
+    return torch.jit.script(Small().eval())  # scripted, not traced: its input cast follows the weights' dtype
 
 
 def train(name: str, out: Path, seed: int = 0, say=print) -> Path:
