@@ -125,13 +125,14 @@ def play_test(
     if not reached:
         return None
     k = reached[-1]
+    rule_of = {"rule": rule, "fraction": margin_fraction}  # which rule set the margin (the page says it)
     for j in reached:  # the first look where it was decided (collect stops there)
         test = _look(mine, ref, seeds[: looks[j]], j, looks, margin_of)
         if test["outcome"] != "undecided":
-            return test
+            return {**test, **rule_of}
     last = _look(mine, ref, seeds[: looks[k]], k, looks, margin_of)
-    # no margin (the reference gains nothing over random play): no test to report, and the play gate cannot pass
-    return None if last["margin"] is None else last
+    # no margin (the random policy's games are missing): no test to report, and the play gate cannot pass
+    return None if last["margin"] is None else {**last, **rule_of}
 
 
 def _margin(rule, fraction, random_scores: dict, ref: dict, seeds) -> float | None:

@@ -17,6 +17,8 @@ from .wording import (
     pct,
     play_claim,
     play_evidence,
+    rule_fraction,
+    rule_key,
     signed,
     reproduction,
     rounds_text,
@@ -261,9 +263,14 @@ def trade_off(res: RunResult, t) -> list[str]:
             fast_play=said(p, fast.rows.runtime_id),
             exact_play=said(b, best.rows.runtime_id),
             lowest=lowest,
-            margin=t("trade_margin_same", margin=f"{p['margin']:.2f}")
+            margin=t(rule_key(p, t, "trade_margin_same"), margin=f"{p['margin']:.2f}", fraction=rule_fraction(p))
             if f"{p['margin']:.2f}" == f"{b['margin']:.2f}"
-            else t("trade_margins", fast=f"{p['margin']:.2f}", exact=f"{b['margin']:.2f}"),
+            else t(
+                rule_key(p, t, "trade_margins"),
+                fast=f"{p['margin']:.2f}",
+                exact=f"{b['margin']:.2f}",
+                fraction=rule_fraction(p),
+            ),
         )
     )
     if fast.reproduction and fast.reproduction["reproducible"] is not True:  # what else separates them

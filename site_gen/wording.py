@@ -159,13 +159,20 @@ def play_claim(d: dict, t: Translator, subject: str | None = None, prefix: str =
     state = {"non-inferior": "pass", "inferior": "fail", "undecided": "undecided"}[d["outcome"]]
     if state == "pass" and claims.check("play_identical", e):
         return claims.say(
-            t, "play_identical", f"{prefix}_identical", e, subject, n=f"{d['n']:,}", margin=f"{d['margin']:.2f}"
+            t,
+            "play_identical",
+            rule_key(d, t, f"{prefix}_identical"),
+            e,
+            subject,
+            n=f"{d['n']:,}",
+            margin=f"{d['margin']:.2f}",
+            fraction=rule_fraction(d),
         )
     needed = "" if state != "undecided" else conditional_power(d, t)
     return claims.say(
         t,
         PLAY_KINDS[state],
-        f"{prefix}_{state}",
+        rule_key(d, t, f"{prefix}_{state}"),
         e,
         subject,
         mean=signed(d["mean"]),
@@ -174,7 +181,18 @@ def play_claim(d: dict, t: Translator, subject: str | None = None, prefix: str =
         n=f"{d['n']:,}",
         margin=f"{d['margin']:.2f}",
         needed=needed,
+        fraction=rule_fraction(d),
     )
+
+
+def rule_key(d: dict, t: Translator, key: str) -> str:
+    """The sentence ``key`` of the rule that set the play test's margin: the gain-over-random rule's sentences are
+    their own messages (``<key>_random``); the reference-mean rule's (Breakout's, every earlier file) the plain ones."""
+    return key + "_random" if d.get("rule") == "gain-over-random" and t.has(key + "_random") else key
+
+
+def rule_fraction(d: dict) -> str:
+    return pct(d["fraction"], 0) if d.get("rule") == "gain-over-random" and d.get("fraction") is not None else ""
 
 
 def gate_reason(g, t: Translator, subject: str | None = None) -> str:

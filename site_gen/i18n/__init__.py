@@ -76,6 +76,9 @@ class Translator:
         self.lang = lang
         self.strings = catalog(lang)
 
+    def has(self, key: str) -> bool:
+        return key in self.strings
+
     def __call__(self, key: str, **params) -> str:
         text = self.strings[key].format(**params) if params else self.strings[key]
         if self.lang == "zh-tw":  # Taiwanese typography: "12.5%", not "12.5 %"; titles' phrases in Chinese
