@@ -248,3 +248,22 @@ def test_the_training_observation_normalisation_and_wrappers_go_into_the_run(tmp
     (tmp_path / "bad.toml").write_text('[env]\nid = "CartPole-v1"\nwrappers = [{ name = "NoSuchWrapper" }]\n')
     with pytest.raises(Exception, match="unknown wrapper"):
         run_config.task_for(None, run_config.read(tmp_path / "bad.toml"), tmp_path)
+
+
+def test_the_fp16_onnx_of_a_float_observation_model_casts_its_input_first(tmp_path, cartpole_mlp):
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+
+    from collect import tasks
+    from collect.artifacts import convert_onnx_to_fp16
+    from collect.model_input import load_model
+
+    load_model(cartpole_mlp, tasks.for_env("CartPole-v1")).onnx_source()(tmp_path / "fp32.onnx")
+    half = convert_onnx_to_fp16(onnx.load(str(tmp_path / "fp32.onnx")))
+    assert half.graph.node[0].op_type == "Cast" and half.graph.input[0].type.tensor_type.elem_type == 1  # float32 in
+    onnx.save(half, str(tmp_path / "fp16.onnx"))
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    full = ort.InferenceSession(str(tmp_path / "fp32.onnx")).run(None, {"observation": x})[0]
+    low = ort.InferenceSession(str(tmp_path / "fp16.onnx")).run(None, {"observation": x})[0]
+    assert low.dtype == np.float32 and np.abs(full - low).max() < 1e-2
