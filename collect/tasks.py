@@ -29,6 +29,7 @@ import numpy as np
 from rtreport.errors import UserError
 
 from .agent import protocol as atari
+from .gym_env import make
 
 OUTPUTS = ("q-values", "logits", "actions")
 
@@ -119,6 +120,8 @@ class Task:
             from .agent.direct_env import DirectEvalEnv
 
             return DirectEvalEnv(game=self.game)
+        from .gym_env import GymTaskEnv
+
         return GymTaskEnv(self)
 
     def protocol(self) -> dict:
@@ -272,7 +275,7 @@ def gymnasium_task(
     import gymnasium as gym
 
     wrappers = tuple((str(n), json.dumps(k, sort_keys=True)) for n, k in wrappers)
-    env = _make(env_id, env_kwargs, max_episode_steps, wrappers)
+    env = make(env_id, env_kwargs, max_episode_steps, wrappers)
     try:
         obs, act = env.observation_space, env.action_space
         if not isinstance(obs, gym.spaces.Box):
@@ -357,65 +360,3 @@ def _meanings(env, n: int) -> tuple:
         except Exception:
             pass
     return tuple(str(i) for i in range(n))
-
-
-def _make(env_id: str, env_kwargs: dict, max_episode_steps: int | None, wrappers=()):
-    import gymnasium as gym
-
-    try:
-        env = gym.make(env_id, max_episode_steps=max_episode_steps, **env_kwargs)
-    except gym.error.Error as e:
-        first = (str(e).strip().splitlines() or [""])[0][:300]
-        raise UserError(f"unknown or unusable environment {env_id!r}: {first}") from None
-    except (ImportError, ModuleNotFoundError) as e:
-        raise UserError(f"{env_id} needs a package that is not installed: {e}") from None
-    except TypeError as e:
-        raise UserError(f"{env_id} does not take the given env_kwargs: {e}") from None
-    for name, kwargs in wrappers:
-        wrapper = getattr(gym.wrappers, name, None)
-        if not isinstance(wrapper, type) or not issubclass(wrapper, gym.Wrapper):
-            raise UserError(f"unknown wrapper {name!r}: give a class of gymnasium.wrappers (e.g. FlattenObservation)")
-        try:
-            env = wrapper(env, **json.loads(kwargs))
-        except Exception as e:
-            raise UserError(f"the wrapper {name} cannot wrap {env_id}: {type(e).__name__}: {e}") from None
-    return env
-
-
-class _Actions:
-    def __init__(self, n: int):
-        self.n = n
-
-
-class GymTaskEnv:
-    """A Gymnasium task as play uses it: float32 observations (contiguous, the model's dtype), the environment's
-    own reward and time limit; ``reset(seed=)`` seeds the environment for that episode alone."""
-
-    def __init__(self, task: Task):
-        self.task = task
-        self.env = _make(task.env_id, dict(task.env_kwargs), task.max_episode_steps, task.wrappers)
-        self._norm = None
-        if task.normalization is not None:
-            mean, var, clip, eps = task.normalization
-            shape = task.observation.shape
-            self._norm = (np.asarray(mean).reshape(shape), np.sqrt(np.asarray(var).reshape(shape) + eps), clip)
-        self.action_space = _Actions(task.num_actions)
-        self._action = (lambda a: np.asarray(a, np.float32)) if task.continuous else int
-
-    def _obs(self, observation) -> np.ndarray:
-        x = np.asarray(observation, dtype=np.float64).reshape(self.task.observation.shape)
-        if self._norm is not None:  # as VecNormalize.normalize_obs does
-            mean, scale, clip = self._norm
-            x = np.clip((x - mean) / scale, -clip, clip)
-        return np.ascontiguousarray(x, dtype=np.float32)
-
-    def reset(self, *, seed: int | None = None, options=None):
-        observation, info = self.env.reset(seed=seed)
-        return self._obs(observation), info
-
-    def step(self, action: int):
-        observation, reward, terminated, truncated, info = self.env.step(self._action(action))
-        return self._obs(observation), float(reward), bool(terminated), bool(truncated), info
-
-    def close(self) -> None:
-        self.env.close()

@@ -12,7 +12,7 @@ from .charts import LEGEND_BELOW, PALETTE, Chart, _r, _rows_layout, _wrap
 from .claims import count_key
 from .comparability import differences
 from .describe import machine_description, status_detail_text, workload_text
-from .load import agent_key
+from .agents import agent_key
 from .answer import answer_lines
 from .findings import recommendation
 from .i18n import Translator

@@ -16,7 +16,7 @@ import numpy as np
 from rtreport import integrity, migrations, schema
 from rtreport.errors import UserError
 
-from . import validate
+from . import agents, validate
 
 
 @dataclass
@@ -47,7 +47,7 @@ class RuntimeRows:
     traces: dict = field(default_factory=dict)  # seed -> list of actions (played episodes)
     margin_counts: dict = field(default_factory=dict)  # seed -> decisions per margin bin (played episodes)
     shadow: dict = field(default_factory=dict)  # seed -> {decisions, same, first_flip} along the reference
-    shadow_differences: list = field(default_factory=list)  # continuous actions: decisions per difference bin
+    shadow_differences: list = field(default_factory=list)  # agents.shadow_differences
     flips: list = field(default_factory=list)  # dicts: seed, step, reference_action, action, margins
     kernels: list = field(default_factory=list)  # dicts: name, kind, calls, seconds, decisions
     resources: dict = field(default_factory=dict)  # kind -> {value, unit, method}
@@ -67,7 +67,7 @@ class RunRows:
     repeat_details: dict = field(default_factory=dict)  # repeat -> {runtime id: details}: what each repeat's
     # process said of each runtime (its compile cache, …)
     retaken: list = field(default_factory=list)  # rounds measured again for foreign load: (runtime, round, attempt)
-    random_scores: dict = field(default_factory=dict)  # seed -> a uniformly random policy's score (the margin's rule)
+    random_scores: dict = field(default_factory=dict)  # agents.random_scores
 
     @property
     def complete(self) -> bool:
@@ -189,20 +189,6 @@ def _json(text) -> dict:
     return json.loads(text) if text else {}
 
 
-def agent_label(run: dict) -> str:
-    """The name a run of another agent than Breakout's is grouped and shown under: its machine's label, the
-    environment and the model file's name (``cpu-laptop / CartPole-v1 / ppo.zip``), so that each agent a machine
-    measured has its own answer and history."""
-    env = (run.get("protocol") or {}).get("gym_id", "?")
-    return f"{run['label']} / {env} / {Path(run.get('model_path') or '?').name}"
-
-
-def agent_key(run: dict) -> tuple:
-    """Which agent a run judged (the compare page compares runs of one agent only)."""
-    protocol = run.get("protocol") or {}
-    return (protocol.get("gym_id", "ALE/Breakout-v5"), run.get("model_sha256"))
-
-
 def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
     cur = con.execute(
         "SELECT * REPLACE (CAST(started_at AS VARCHAR) AS started_at, "
@@ -214,7 +200,7 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
         run[key] = _json(run.get(key))
     if run["protocol"].get("family"):  # an agent other than Breakout's: one answer per machine and agent
         run["machine_label"] = run["label"]
-        run["label"] = agent_label(run)
+        run["label"] = agents.agent_label(run)
     num_actions = int(run.get("num_actions") or 0)
     seeds = [int(x) for x in run["settings"].get("seeds", [])]
     found = validate.problems(con, run_id, num_actions, seeds)
@@ -225,9 +211,7 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
             "rtreport build --allow-invalid publishes it marked invalid, without those rows"
         )
 
-    has_differences = bool(
-        con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'shadow_differences'").fetchall()
-    )
+    has_differences = agents.has_table(con, "shadow_differences")
 
     def query(table: str, select: str, rid: str, tail: str = ""):
         keep = validate.valid_rows(table, num_actions) if found else ""
@@ -298,13 +282,7 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
             ).fetchall()
         }
         if has_differences:
-            summed = None
-            for (counts,) in con.execute(
-                "SELECT counts FROM shadow_differences WHERE run_id = ? AND runtime_id = ? AND driver = ?",
-                [run_id, rid, reference],
-            ).fetchall():
-                summed = list(counts) if summed is None else [a + b for a, b in zip(summed, counts)]
-            rt.shadow_differences = summed or []
+            rt.shadow_differences = agents.shadow_differences(con, run_id, rid, reference)
         rt.flips = [
             dict(zip(("seed", "step", "reference_action", "action", "reference_margin", "margin"), f))
             for f in con.execute(
@@ -389,19 +367,7 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
         if has_retaken
         else []
     )
-    has_baseline = bool(
-        con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'baseline_episodes'").fetchall()
-    )
-    random_scores = (
-        dict(
-            con.execute(
-                "SELECT seed, score FROM baseline_episodes WHERE run_id = ? AND policy = 'uniform-random'",
-                [run_id],
-            ).fetchall()
-        )
-        if has_baseline
-        else {}
-    )
+    random_scores = agents.random_scores(con, run_id)
     return RunRows(
         path,
         run,

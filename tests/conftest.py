@@ -27,6 +27,15 @@ COMMITTED_RUNS = tuple(
         "nvidia-h200.duckdb",
     )
 )
+# The example agents' runs (docs/own-agent.md), published apart from the site of data/*.duckdb.
+EXAMPLE_RUNS = tuple(
+    paths.DATA / "examples" / name
+    for name in (
+        "cpu-epyc-2core-cartpole.duckdb",
+        "cpu-epyc-2core-inverted-pendulum.duckdb",
+        "cpu-epyc-2core-pong-small.duckdb",
+    )
+)
 # What the checkout may gain while tests run: the venv, caches of the interpreter and of pytest, and the ignored
 # folders where wheels and libraries are staged for the GPU machine (docs/gpu-run.md).
 _NOT_WATCHED = {".venv", "venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".whl", ".gl"}
@@ -45,7 +54,7 @@ def _checkout_state() -> dict:
 
 
 def _digests() -> dict:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in COMMITTED_RUNS}
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in COMMITTED_RUNS + EXAMPLE_RUNS}
 
 
 @pytest.fixture(scope="session", autouse=True)

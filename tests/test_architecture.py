@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from collect import paths
-from conftest import COMMITTED_RUNS
+from conftest import COMMITTED_RUNS, EXAMPLE_RUNS
 from rtreport_cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout
@@ -67,8 +67,9 @@ def test_the_tests_name_every_committed_run():
         pytest.skip("not a git checkout: nothing to compare the list with")
     listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "data/*.duckdb"], capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
-    assert sorted(listed.stdout.split()) == sorted(f"data/{p.name}" for p in COMMITTED_RUNS)
-    assert all(p.is_file() for p in COMMITTED_RUNS)
+    named = [f"data/{p.name}" for p in COMMITTED_RUNS] + [f"data/examples/{p.name}" for p in EXAMPLE_RUNS]
+    assert sorted(listed.stdout.split()) == sorted(named)
+    assert all(p.is_file() for p in COMMITTED_RUNS + EXAMPLE_RUNS)
 
 
 def test_imports_flow_one_way_from_the_command_line_down_to_the_core():

@@ -1,0 +1,73 @@
+"""A Gymnasium task's environment as rtreport plays it (``tasks.Task.make_env``): ``gymnasium.make`` with the
+task's kwargs and time limit, the wrappers the run configuration names, and the observation as the model takes it
+(float32, normalised with the training's frozen statistics where the run names them)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from rtreport.errors import UserError
+
+
+def make(env_id: str, env_kwargs: dict, max_episode_steps: int | None, wrappers=()):
+    import gymnasium as gym
+
+    try:
+        env = gym.make(env_id, max_episode_steps=max_episode_steps, **env_kwargs)
+    except gym.error.Error as e:
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        raise UserError(f"unknown or unusable environment {env_id!r}: {first}") from None
+    except (ImportError, ModuleNotFoundError) as e:
+        raise UserError(f"{env_id} needs a package that is not installed: {e}") from None
+    except TypeError as e:
+        raise UserError(f"{env_id} does not take the given env_kwargs: {e}") from None
+    for name, kwargs in wrappers:
+        wrapper = getattr(gym.wrappers, name, None)
+        if not isinstance(wrapper, type) or not issubclass(wrapper, gym.Wrapper):
+            raise UserError(f"unknown wrapper {name!r}: give a class of gymnasium.wrappers (e.g. FlattenObservation)")
+        try:
+            env = wrapper(env, **json.loads(kwargs))
+        except Exception as e:
+            raise UserError(f"the wrapper {name} cannot wrap {env_id}: {type(e).__name__}: {e}") from None
+    return env
+
+
+class _Actions:
+    def __init__(self, n: int):
+        self.n = n
+
+
+class GymTaskEnv:
+    """A Gymnasium task as play uses it: float32 observations (contiguous, the model's dtype), the environment's
+    own reward and time limit; ``reset(seed=)`` seeds the environment for that episode alone."""
+
+    def __init__(self, task):  # a tasks.Task
+        self.task = task
+        self.env = make(task.env_id, dict(task.env_kwargs), task.max_episode_steps, task.wrappers)
+        self._norm = None
+        if task.normalization is not None:
+            mean, var, clip, eps = task.normalization
+            shape = task.observation.shape
+            self._norm = (np.asarray(mean).reshape(shape), np.sqrt(np.asarray(var).reshape(shape) + eps), clip)
+        self.action_space = _Actions(task.num_actions)
+        self._action = (lambda a: np.asarray(a, np.float32)) if task.continuous else int
+
+    def _obs(self, observation) -> np.ndarray:
+        x = np.asarray(observation, dtype=np.float64).reshape(self.task.observation.shape)
+        if self._norm is not None:  # as VecNormalize.normalize_obs does
+            mean, scale, clip = self._norm
+            x = np.clip((x - mean) / scale, -clip, clip)
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    def reset(self, *, seed: int | None = None, options=None):
+        observation, info = self.env.reset(seed=seed)
+        return self._obs(observation), info
+
+    def step(self, action: int):
+        observation, reward, terminated, truncated, info = self.env.step(self._action(action))
+        return self._obs(observation), float(reward), bool(terminated), bool(truncated), info
+
+    def close(self) -> None:
+        self.env.close()
