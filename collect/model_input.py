@@ -111,6 +111,12 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
         source = _load_torchscript(path, task)
     else:
         if task.family != "atari":
+            head = _head(path)
+            if not head or _is_text(head):
+                raise UserError(
+                    f"{path} is {'empty (0 bytes)' if not head else 'a text file'}, not a model: give a TorchScript "
+                    f"module (torch.jit.save), an ONNX file or a Stable-Baselines3 .zip"
+                )
             raise UserError(
                 f"{path}: for {task.name}, give a TorchScript module (torch.jit.save), an ONNX file or a "
                 f"Stable-Baselines3 .zip; a state dict fits only rtreport's Atari Q-network"
@@ -167,7 +173,7 @@ def _run_module(path: Path, module, task: Task) -> int:
     except Exception as e:
         raise UserError(
             f"{path}: the model does not take {task.name}'s observations, {task.observation.describe()} "
-            f"({type(e).__name__}: {_first_line(e)[:200]})"
+            f"({_last_line(e)[:200]})"
         ) from None
     if not isinstance(out, torch.Tensor) or out.dim() != 2 or out.shape[0] != 1:
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
@@ -190,6 +196,12 @@ def _load_sb3(path: Path, task: Task) -> ModelSource:
             f"gives {tuple(task.observation.shape)}"
         )
     kind = policy.outputs  # "q-values", "logits" or "actions"
+    if kind != "q-values" and task.epsilon > 0:
+        raise UserError(
+            f"{path}: a {policy.algorithm} policy decides greedily on its "
+            f"{'actions' if kind == 'actions' else 'logits'}; an evaluation epsilon ({task.epsilon:g}) is for "
+            "Q-values: leave [policy] epsilon out"
+        )
     export = {**policy.export, "onnx": "exported by rtreport from the policy's PyTorch module (torch.onnx.export)"}
     return ModelSource(path, "sb3", sha256_file(path), policy.num_actions, task=task.with_outputs(kind), export=export)
 
@@ -301,6 +313,12 @@ def _is_text(head: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return all(c.isprintable() or c in "\r\n\t" for c in text)
+
+
+def _last_line(e: Exception) -> str:
+    """What went wrong, where an error's message is a trace (TorchScript's) whose last line says it."""
+    text = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    return text[-1] if text else type(e).__name__
 
 
 def _first_line(e: Exception) -> str:

@@ -38,6 +38,10 @@ def read(path: Path | None) -> dict:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise UserError(f"run configuration not found: {path}") from None
+    except IsADirectoryError:
+        raise UserError(f"--config {path} is a folder; give the run configuration's TOML file") from None
+    except OSError as e:
+        raise UserError(f"cannot read the run configuration {path}: {e.strerror or type(e).__name__}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise UserError(f"{path} is not a TOML run configuration: {e}") from None
     for section, value in data.items():
@@ -89,6 +93,8 @@ def normalization(path, base: Path | None = None):
 def task_for(env_id: str | None, config: dict, base: Path | None = None) -> tasks.Task:
     """The task of ``--env`` (or the configuration's [env] id; both must agree), with the configuration's settings."""
     env = config.get("env", {})
+    if env_id is not None and not env_id.strip():
+        raise UserError("--env is empty: give an environment id (ALE/Breakout-v5, CartPole-v1, …)")
     if env_id and env.get("id") and env["id"] != env_id:
         raise UserError(f"--env {env_id} and the run configuration's [env] id {env['id']} differ")
     steps = env.get("max_episode_steps")

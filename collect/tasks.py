@@ -22,6 +22,7 @@ action clipped to the bounds (``decisions.Continuous``), compared within the gat
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -109,6 +110,12 @@ class Task:
             raise UserError(
                 f"{self.name} has {self.action_kind} actions: the model's outputs must be "
                 + ("its actions" if self.continuous else "Q-values or logits")
+            )
+        if epsilon and outputs != "q-values":
+            raise UserError(
+                f"an evaluation epsilon ({epsilon}) is for a policy of Q-values; this one's decisions are greedy on "
+                + ("its actions" if outputs == "actions" else "its logits")
+                + ": leave [policy] epsilon out"
             )
         eps = self.epsilon if epsilon is None else float(epsilon)
         return replace(self, outputs=outputs, epsilon=0.0 if outputs == "logits" else eps)
@@ -230,6 +237,8 @@ def for_env(
             "the Atari protocol fixes its settings: env_kwargs, max_episode_steps, wrappers and "
             "normalize_observations are not taken"
         )
+    if env_id is not None and not env_id.strip():
+        raise UserError("--env is empty: give an environment id (ALE/Breakout-v5, CartPole-v1, …)")
     if env_id is None or env_id == atari.GYM_ID:
         return BREAKOUT
     if atari_env:
@@ -248,7 +257,9 @@ def atari_task(env_id: str) -> Task:
         )
     game = atari_game(env_id)
     try:
-        rom = roms.get_rom_path(game)
+        with warnings.catch_warnings():  # ale-py warns of an unknown ROM before saying so: one line here instead
+            warnings.simplefilter("ignore")
+            rom = roms.get_rom_path(game)
     except Exception:
         rom = None
     if not rom:

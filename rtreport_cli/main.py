@@ -39,7 +39,7 @@ class CleanGroup(click.Group):
 @click.group(cls=CleanGroup)
 @click.version_option(package_name="rtreport")
 def main():
-    """rtreport: can a faster inference runtime replace PyTorch FP32 for a Breakout DQN agent?
+    """rtreport: can a faster inference runtime replace PyTorch FP32 for your RL agent (default: a Breakout DQN)?
 
     `collect` measures speed, agreement and play on this machine into one DuckDB file;
     `build` turns one or more such files into a bilingual static report site.
@@ -136,7 +136,8 @@ def train(
     "env_id",
     default=None,
     help="The Gymnasium environment the policy plays: an ALE game (ALE/Pong-v5, under the Atari protocol) or any "
-    "registered one with a Box observation and Discrete actions (CartPole-v1, …); default: ALE/Breakout-v5.",
+    "registered one with a Box observation and Discrete or Box actions (CartPole-v1, Hopper-v5, …); default: "
+    "ALE/Breakout-v5.",
 )
 @click.option(
     "--config",

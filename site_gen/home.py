@@ -243,7 +243,12 @@ def machine_groups(
 
 
 def alike_notices(results: list[RunResult], t: Translator) -> list[str]:
-    """One notice per basis (model, fixed states, seeds, protocol) on which the runs shown together differ."""
+    """One notice per basis (model, fixed states, seeds, protocol) on which the runs shown together differ: the
+    runs of one agent (the one most runs judged); another agent's runs differ by design, and each page names its
+    agent."""
+    keys = [agent_key(res.rows.run) for res in results]
+    first = max(dict.fromkeys(keys), key=lambda k: (keys.count(k), k[0] == "ALE/Breakout-v5")) if keys else None
+    results = [res for res, k in zip(results, keys) if k == first]
     notices = []
     for key, values in differences([res.rows.run for res in results]):
         if key == "basis_protocol":

@@ -126,7 +126,9 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
     }
 
 
-def gates_view(gates: Gates, t: Translator, root: str = "../") -> dict:
+def gates_view(gates: Gates, t: Translator, root: str = "../", over_random: bool = False) -> dict:
+    """The gates' lines; ``over_random``: some run shown is of another agent than Breakout's, whose play margin is
+    a fraction of the reference's gain over random play (its own line)."""
     limit = 1 - gates.min_p95_reduction
     return {
         "lines": [
@@ -139,6 +141,7 @@ def gates_view(gates: Gates, t: Translator, root: str = "../") -> dict:
             ),
             t("gate_agreement", threshold=pct(gates.min_same_action_fraction, 0)),
             t("gate_play", threshold=pct(gates.play_margin, 0)),
+            *([t("gate_play_random", threshold=pct(gates.play_margin_over_random, 0))] if over_random else []),
         ],
         "source": t("gates_source", source=t("gate_source_default") if gates.source == "default" else gates.source),
         "href": f"{root}gates.toml",

@@ -23,6 +23,8 @@ from .claims import count_key
 from .i18n import LANGUAGES, Translator, localize_titles
 from .og_image import machine_png, site_png
 from .tables_page import TABLES_PATH
+from rtreport import play_margin
+
 from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame
 from .verdicts_json import verdicts_document
 from .web import atom_feed, meta_description, not_found_view, robots, root_view, sitemap
@@ -128,6 +130,8 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
     out.mkdir(parents=True)
     env = _environment()
     written = []
+    # the play margin's rules of the runs shown (Breakout's alone: the gates' lines as they always read)
+    over_random = any(play_margin.rule_of(res.rows.run.get("settings", {})) == "gain-over-random" for res in results)
 
     def render(
         template: str,
@@ -149,7 +153,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             page=page,
             plotly_file=PLOTLY,
             plotly_locale=PLOTLY_LOCALE,
-            gates=gates_view(gates, t, page["root"]),
+            gates=gates_view(gates, t, page["root"], over_random),
             **ctx,
         )
         html = localize_titles(html, lang)  # titles (table cells, headings, chart labels) in the page's language

@@ -98,5 +98,5 @@ def train(name: str, out: Path, seed: int = 0, say=print) -> Path:
     model = algorithm("MlpPolicy", example.env_id, seed=seed, device="cpu", verbose=0, **example.kwargs)
     model.learn(example.timesteps)
     model.save(path)
-    say(f"trained {example.about} for {example.timesteps:,} steps in {time.perf_counter() - start:.0f} s: {path}")
+    say(f"trained in {time.perf_counter() - start:.0f} s ({example.timesteps:,} steps): {example.about}; saved {path}")
     return path
