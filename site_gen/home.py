@@ -318,8 +318,9 @@ def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> d
     others = [res.rows.run["label"] for res, k in zip(newest, keys) if k != first]
     chart = cross_hardware_chart([res for res, k in zip(newest, keys) if k == first], t)
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
+    kept = [(res, slug) for res, slug in zip(results, slugs) if agent_key(res.rows.run) == first]
     return {
-        "lead": compare_lead(results, slugs, t),
+        "lead": compare_lead([res for res, _ in kept], [slug for _, slug in kept], t),
         "chart": chart and {**chart_view(chart, t, "../../data/cross-hardware.csv"), "table_href": "#t-cross-hardware"},
         "notices": notices + ([t("compare_other_agents", labels="; ".join(others))] if others else []),
         "alike": None if notices else t("compare_intro"),
