@@ -20,7 +20,7 @@ from .history import answer, groups as history_groups, history_link, history_pag
 from .home import compare_page, cross_hardware_chart, home_page, newest_first
 from .study import study_page
 from .claims import count_key
-from .i18n import LANGUAGES, Translator, localize_titles
+from .i18n import LANGUAGES, Translator, for_outputs, localize_titles
 from .og_image import machine_png, site_png
 from .tables_page import TABLES_PATH
 from rtreport import play_margin
@@ -200,14 +200,15 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         render("method.html", lang, "method", t("method_title"), t("method_description"), False)
         for res, slug in pages:
             doing["source"] = res.rows.source
-            hw = hardware_page(res, slug, t)
+            tr = for_outputs(t, (res.rows.run.get("protocol") or {}).get("outputs", "q-values"))
+            hw = hardware_page(res, slug, tr)
             label = history_of.get(id(res))
-            hw["history"] = label and history_link(label, dict(histories)[label], res, history_slug[label], t)
+            hw["history"] = label and history_link(label, dict(histories)[label], res, history_slug[label], tr)
             render(
                 "hardware.html",
                 lang,
                 f"hardware/{slug}",
-                machine_title(res, t),
+                machine_title(res, tr),
                 hw["found"][0],
                 any(hw["charts"].values()),
                 kind="article",

@@ -84,3 +84,30 @@ class Translator:
         if self.lang == "zh-tw":  # Taiwanese typography: "12.5%", not "12.5 %"; titles' phrases in Chinese
             text = _CJK_SPACE.sub("", localize_titles(_PERCENT.sub(r"\1%", text), self.lang))
         return text
+
+
+# The words of a policy of Q-values (Breakout's, and every discrete agent's by default), said of the outputs of a
+# policy that has none: action logits, or a continuous action.
+OUTPUT_WORDS = {
+    "en": (("Q-values", "outputs"), ("Q-value", "output")),
+    "zh-tw": ((" Q 值", "輸出值"), ("Q 值", "輸出值")),  # no space left between two CJK words
+}
+
+
+class _OutputsTranslator(Translator):
+    """A page's translator for a policy whose outputs are not Q-values: the same strings, "Q-values" said as
+    "outputs"."""
+
+    def __init__(self, base: Translator):
+        self.__dict__.update(base.__dict__)
+
+    def __call__(self, key: str, **params) -> str:
+        text = super().__call__(key, **params)
+        for q_word, word in OUTPUT_WORDS.get(self.lang, ()):
+            text = text.replace(q_word, word)
+        return text
+
+
+def for_outputs(t: Translator, outputs: str) -> Translator:
+    """``t`` for the pages of a run whose policy outputs ``outputs`` ("q-values", "logits" or "actions")."""
+    return t if outputs == "q-values" else _OutputsTranslator(t)
