@@ -130,7 +130,8 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
                 f"{task.num_actions}"
             )
         raise UserError(
-            f"{path}: the model has {source.num_actions} outputs, but {task.name} has {task.num_actions} actions "
+            f"{path}: the model has {source.num_actions} outputs, but {task.name} has {task.num_actions} "
+            f"{'action dimensions' if task.continuous else 'actions'} "
             f"(expected outputs (N, {task.num_actions}))"
         )
     return source
