@@ -173,7 +173,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             "index.html",
             lang,
             "",
-            t("site_title"),
+            t("site_title" if home["breakout"] and not home["agents_line"] else "site_title_agents"),
             t(count_key("home_description", len(results)), n=len(results)),
             False,
             home=home,
