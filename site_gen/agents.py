@@ -14,10 +14,10 @@ def agent_label(run: dict) -> str:
     return f"{run['label']} / {env} / {Path(run.get('model_path') or '?').name}"
 
 
-def agent_key(run: dict) -> tuple:
-    """Which agent a run judged (the compare page compares runs of one agent only)."""
-    protocol = run.get("protocol") or {}
-    return (protocol.get("gym_id", "ALE/Breakout-v5"), run.get("model_sha256"))
+def agent_key(run: dict) -> str:
+    """Which task a run judged its agent on: the compare page compares runs of one task only (runs of other models
+    on it carry the notice that they were not measured alike, as they always have)."""
+    return (run.get("protocol") or {}).get("gym_id", "ALE/Breakout-v5")
 
 
 def has_table(con, name: str) -> bool:

@@ -247,7 +247,7 @@ def alike_notices(results: list[RunResult], t: Translator) -> list[str]:
     runs of one agent (the one most runs judged); another agent's runs differ by design, and each page names its
     agent."""
     keys = [agent_key(res.rows.run) for res in results]
-    first = max(dict.fromkeys(keys), key=lambda k: (keys.count(k), k[0] == "ALE/Breakout-v5")) if keys else None
+    first = max(dict.fromkeys(keys), key=lambda k: (keys.count(k), k == "ALE/Breakout-v5")) if keys else None
     results = [res for res, k in zip(results, keys) if k == first]
     notices = []
     for key, values in differences([res.rows.run for res in results]):
@@ -314,7 +314,7 @@ def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> d
     newest = [res for res, _ in newest_first(results, slugs)]  # each machine's answer
     # like with like: the machines that judged the agent most of them judged (Breakout's when it is there)
     keys = [agent_key(res.rows.run) for res in newest]
-    first = max(dict.fromkeys(keys), key=lambda k: (keys.count(k), k[0] == "ALE/Breakout-v5")) if keys else None
+    first = max(dict.fromkeys(keys), key=lambda k: (keys.count(k), k == "ALE/Breakout-v5")) if keys else None
     others = [res.rows.run["label"] for res, k in zip(newest, keys) if k != first]
     chart = cross_hardware_chart([res for res, k in zip(newest, keys) if k == first], t)
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
