@@ -108,6 +108,9 @@ class ShadowedGame:
         self.game = EpisodeInPlay(env, seed, max_steps=max_steps, policy=self.decisions.policy(seed))
         self.driver, self.until_first_flip = driver, until_first_flip
         self.tallies = {rid: Shadow(complete=not until_first_flip) for rid in shadows}
+        if self.decisions.continuous:
+            for t in self.tallies.values():
+                t.differences = [0] * len(action_difference.BIN_EDGES)
         self.margin_counts = np.zeros(len(MARGIN_BINS) - 1, dtype=np.int64)
 
     @property
@@ -172,7 +175,6 @@ class ShadowedGame:
             t.decisions += 1
             d = self.decisions.difference(action, self.decisions.greedy(own))
             t.same += d <= self.decisions.tolerance
-            t.differences = t.differences or [0] * len(action_difference.BIN_EDGES)
             t.differences[action_difference.bin_of(d)] += 1
             if d > 0 and t.first_flip is None:
                 t.first_flip = step

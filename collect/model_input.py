@@ -8,7 +8,6 @@ expected.
 from __future__ import annotations
 
 import re
-import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +16,8 @@ import torch
 
 from rtreport.errors import UserError
 
-from .agent.network import ONNX_INPUT, ONNX_OPSET, ONNX_OUTPUT, QNetwork, export_onnx, sha256_file
+from .agent.network import QNetwork, export_onnx, export_policy_onnx, sha256_file
 from .tasks import BREAKOUT, Task
-
-# Formats whose PyTorch module rtreport has (the PyTorch runtimes serve them): its own Q-network's state dict, a
-# TorchScript module, and a Stable-Baselines3 policy.
-TORCH_FORMATS = ("pytorch", "torchscript", "sb3")
 
 
 @dataclass
@@ -42,8 +37,6 @@ class ModelSource:
             model.load_state_dict(self.state_dict)
             return model.eval()
         if self.format == "torchscript":
-            import torch
-
             return PolicyNet(torch.jit.load(str(self.path), map_location="cpu"), self.num_actions).eval()
         if self.format == "sb3":
             from .sb3_model import load_sb3
@@ -57,7 +50,7 @@ class ModelSource:
             return self.path
         if self.format == "pytorch":
             return lambda out: export_onnx(self.torch_model(), out)
-        return lambda out: export_policy_onnx(self.torch_model(), self.task, out)
+        return lambda out: export_policy_onnx(self.torch_model(), self.task.observation, out)
 
 
 class PolicyNet(torch.nn.Module):
@@ -72,26 +65,6 @@ class PolicyNet(torch.nn.Module):
         weight = next(self.inner.parameters(), None)
         x = observation.to(weight.dtype) if weight is not None and observation.is_floating_point() else observation
         return self.inner(x)
-
-
-def export_policy_onnx(module, task: Task, out) -> None:
-    """Export a user's module with a dynamic batch axis and the task's observation dtype (a TorchScript module is
-    exported as it is: the ONNX exporter takes a script module only as the whole model)."""
-    if isinstance(getattr(module, "inner", None), torch.jit.ScriptModule):
-        module = module.inner
-    example = torch.zeros((1, *task.observation.shape), dtype=getattr(torch, task.observation.dtype))
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the exporter's notes on a script module's signature: not the user's concern
-        torch.onnx.export(
-            module.cpu().eval(),
-            (example,),
-            str(out),
-            input_names=[ONNX_INPUT],
-            output_names=[ONNX_OUTPUT],
-            dynamic_axes={ONNX_INPUT: {0: "batch"}, ONNX_OUTPUT: {0: "batch"}},
-            opset_version=ONNX_OPSET,
-            dynamo=False,
-        )
 
 
 def load_model(path: Path, task: Task | None = None) -> ModelSource:

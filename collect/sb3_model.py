@@ -22,22 +22,18 @@ Loading unpickles what the file holds (SB3's format is cloudpickle): only load f
 from __future__ import annotations
 
 import json
-import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
 from torch import nn
 
 from rtreport.errors import UserError
 
 from .sb3_networks import SUPPORTED, decision_module
 
-ONNX_INPUT = "observation"
-ONNX_OUTPUT = "outputs"
-ONNX_OPSET = 17
+ONNX_OUTPUT = "outputs"  # the name of a Stable-Baselines3 policy's exported output
 WEIGHTS_INSIDE = "policy.pth"  # where SB3 keeps the policy's state dict inside its zip
 
 # Algorithm -> (module, class, how its deterministic decision is computed).
@@ -149,26 +145,13 @@ def load_sb3(path) -> Sb3Policy:
 
 
 def export_onnx(policy: Sb3Policy, out_path) -> None:
-    """Export the decision module with the observation's own dtype as input and a dynamic batch axis.
+    """Export the decision module with the observation's own dtype as input and a dynamic batch axis (the export
+    every user's module gets, ``agent.network.export_policy_onnx``)."""
+    from .agent.network import export_policy_onnx
+    from .tasks import Observation
 
-    The TorchScript exporter is used (as for the shipped agent): it needs no extra package and traces SB3's Python
-    branches (spaces, preprocessing) away, leaving only the network.
-    """
-    module = policy.module.cpu().eval()
-    example = torch.zeros((1, *policy.observation_shape), dtype=getattr(torch, policy.observation_dtype))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", torch.jit.TracerWarning)
-        torch.onnx.export(
-            module,
-            (example,),
-            str(out_path),
-            input_names=[ONNX_INPUT],
-            output_names=[ONNX_OUTPUT],
-            dynamic_axes={ONNX_INPUT: {0: "batch"}, ONNX_OUTPUT: {0: "batch"}},
-            opset_version=ONNX_OPSET,
-            dynamo=False,
-        )
+    observation = Observation(tuple(policy.observation_shape), policy.observation_dtype)
+    export_policy_onnx(policy.module, observation, out_path, output_name=ONNX_OUTPUT)
 
 
 def _read_data(path: Path) -> dict:

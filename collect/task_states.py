@@ -21,28 +21,11 @@ STATES_PER_EPISODE = 10
 RANDOM_POLICY = "uniform-random"
 
 
-def reference_function(model):
-    """One observation -> the model's outputs, computed the reference's way on the CPU."""
-    if model.format == "onnx":
-        import onnxruntime as ort
-
-        session = ort.InferenceSession(str(model.path), providers=["CPUExecutionProvider"])
-        name = session.get_inputs()[0].name
-        return lambda obs: session.run(None, {name: obs[None]})[0][0]
-    import torch
-
-    module = model.torch_model()
-
-    def outputs(obs):
-        with torch.inference_mode():
-            return module(torch.from_numpy(np.ascontiguousarray(obs))[None]).float()[0].numpy()
-
-    return outputs
-
-
 def harvest(model, seeds, step_cap: int | None = None) -> tuple[np.ndarray, list[dict]]:
     """(states, where each was taken) from the model's play on ``seeds``."""
-    task, decide = model.task, reference_function(model)
+    from .calibration import reference_q_function
+
+    task, (decide, _) = model.task, reference_q_function(model)
     env, decisions = task.make_env(), task.decisions()
     states, index = [], []
     try:

@@ -8,6 +8,7 @@ can differ between them.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from pathlib import Path
 
 import torch
@@ -78,6 +79,27 @@ def export_onnx(model: QNetwork, path: str | Path) -> None:
         opset_version=ONNX_OPSET,
         dynamo=False,
     )
+
+
+def export_policy_onnx(module, observation, out, output_name: str = ONNX_OUTPUT) -> None:
+    """Export a user's module with a dynamic batch axis and the observation's (``tasks.Observation``) dtype, by the
+    TorchScript exporter as for the shipped agent (it needs no extra package). A TorchScript module is exported as
+    it is: the exporter takes a script module only as the whole model."""
+    if isinstance(getattr(module, "inner", None), torch.jit.ScriptModule):
+        module = module.inner
+    example = torch.zeros((1, *observation.shape), dtype=getattr(torch, observation.dtype))
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's notes on a script module's signature: not the user's concern
+        torch.onnx.export(
+            module.cpu().eval(),
+            (example,),
+            str(out),
+            input_names=[ONNX_INPUT],
+            output_names=[output_name],
+            dynamic_axes={ONNX_INPUT: {0: "batch"}, output_name: {0: "batch"}},
+            opset_version=ONNX_OPSET,
+            dynamo=False,
+        )
 
 
 def sha256_file(path: str | Path) -> str:
