@@ -31,7 +31,7 @@ from .model_input import load_model
 from .outfile import OutputFile
 from .progress import Bars, Lines, Silent
 from .registry import all_runtimes, make_runner
-from .rounds import measure_round, order_of
+from .rounds import measure_round, next_round, order_of
 from .store import RunStore, now
 
 REPEAT_ROUNDS = 5  # latency rounds of a repeat of a file that names none (settings.repeat_rounds), unless --rounds
@@ -196,8 +196,7 @@ class _Repeat:
                         tick(len(self.states))
                 except Exception as e:
                     self._drop(rid, e, runner)
-            top = con.execute("SELECT max(round) FROM rounds WHERE run_id = ?", [run_id]).fetchone()[0]
-            self.first_round = max(self.profile.rounds, -1 if top is None else top + 1)
+            self.first_round = max(self.profile.rounds, next_round(con, run_id))
             host, p = Host(), self.profile
             for r in range(self.first_round, self.first_round + rounds):
                 for position, rid in enumerate(order_of(self.runners, r)):

@@ -96,6 +96,9 @@ def measure_round(
     and measured again, up to ``retakes`` times; the last attempt counts, flagged if it too ran loaded, and its
     conditions say how many attempts came before it (``retakes``)."""
     gpu = runner.info.device == "cuda"
+    earlier = store.con.execute(  # attempts a stopped session already kept of this round: numbered after them
+        "SELECT count(*) FROM retaken WHERE run_id = ? AND runtime_id = ? AND round = ?", [store.run_id, rid, r]
+    ).fetchone()[0]
     for attempt in range(retakes + 1):
         started = now()
         before = gpu_conditions(cuda_index) if gpu else None
@@ -105,16 +108,27 @@ def measure_round(
         after = gpu_conditions(cuda_index) if gpu else None
         if before or after:
             conditions.update(before=before, after=after)
-        if attempt:
-            conditions["retakes"] = attempt
+        if earlier + attempt:
+            conditions["retakes"] = earlier + attempt
         reasons = flags(conditions, first_readings([*stored_conditions(store.con, store.run_id), conditions]))
         if reasons:
             conditions["flagged"] = reasons
         if not host_load.loaded(conditions) or attempt == retakes:
             break
-        store.add_retaken(rid, r, attempt, started, seconds, conditions)
+        store.add_retaken(rid, r, earlier + attempt, started, seconds, conditions)
         time.sleep(pause)
     store.add_round(rid, r, position, started, seconds, conditions)
+
+
+def next_round(con, run_id: str) -> int:
+    """The first round number no row of the file has: past every round kept, and past every attempt a stopped
+    session measured again for load before the round itself was stored."""
+    top = con.execute(
+        "SELECT max(round) FROM (SELECT round FROM rounds WHERE run_id = ? UNION ALL "
+        "SELECT round FROM retaken WHERE run_id = ?)",
+        [run_id, run_id],
+    ).fetchone()[0]
+    return 0 if top is None else top + 1
 
 
 class Rounds:
@@ -139,8 +153,7 @@ class Rounds:
                 if not (c and json.loads(c).get("repeat"))
             }
         )
-        top = con.execute("SELECT max(round) FROM rounds WHERE run_id = ?", [run_id]).fetchone()[0]
-        start = 0 if top is None else top + 1
+        start = next_round(con, run_id)
         return stored + list(range(start, start + max(0, self.c.profile.rounds - len(stored))))
 
     def owed(self, slot: int) -> list[tuple[int, list[str]]]:

@@ -165,6 +165,7 @@ def without_repeats(src, dst):
     ]
     for table, where in (
         ("latency", f"kind = 'decision' AND round IN ({', '.join(map(str, rounds)) or -1})"),
+        ("retaken", f"round IN ({', '.join(map(str, rounds)) or -1})"),
         ("rounds", "conditions->>'phase' = 'repeat'"),
         ("repeats", "true"),
         ("repeat_state_q", "true"),

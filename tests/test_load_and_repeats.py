@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from collect import after_run, rounds
-from collect.store import RunStore
+from collect.store import RunStore, now
 from rtreport import host_load
 
 
@@ -84,6 +84,19 @@ def test_a_loaded_round_is_measured_again_and_the_attempt_kept(tmp_path, loaded,
     assert c.get("retakes", 0) == attempts and host_load.loaded(c) is kept_loaded
     assert bool(c.get("flagged")) is kept_loaded
     assert store.con.execute("SELECT count(*) FROM latency").fetchone() == (50,)  # only the attempt that counts
+    store.close()
+
+
+def test_attempts_a_stopped_session_kept_are_never_numbered_again(tmp_path):
+    store = _store(tmp_path)
+    states = np.zeros((2, 4, 84, 84), dtype=np.uint8)
+    # a session stopped after round 3's first loaded attempt of "x": the round itself was never stored
+    store.add_retaken("x", 3, 0, now(), [0.001] * 5, {"phase": "before-play", "repeat": 0})
+    assert rounds.next_round(store.con, store.run_id) == 4  # a new round never takes 3's number
+    rounds.measure_round(store, "x", _Runner(), 3, 0, states, 2, 5, _Host(1), 0, "before-play", 0, pause=0.0)
+    assert store.con.execute("SELECT attempt FROM retaken ORDER BY 1").fetchall() == [(0,), (1,)]
+    (conditions,) = store.con.execute("SELECT conditions FROM rounds").fetchone()
+    assert json.loads(conditions)["retakes"] == 2
     store.close()
 
 
