@@ -99,9 +99,12 @@ def paired(candidate: RuntimeRows, baseline: RuntimeRows) -> dict | None:
     return result
 
 
-def shadow_agreement(rt: RuntimeRows, stood: dict | None = None) -> dict | None:
+def shadow_agreement(rt: RuntimeRows, stood: dict | None = None, continuous: bool = False) -> dict | None:
     """Played-decision agreement along the reference's games; on the seeds of ``stood`` (``stood_in``) only the
-    decisions the reference recomputed itself count (equal bits: the same action)."""
+    decisions the reference recomputed itself count (equal bits: the same action). ``continuous``: a decision
+    agrees within the task's tolerance, and a flip is an action outside it; a shadow's "first flip" is then its
+    first action unequal in some bit (where it stopped playing the reference's game), kept apart as
+    ``first_unequal_steps``."""
     if not rt.shadow:
         return None
     seeds = sorted(rt.shadow)
@@ -109,7 +112,8 @@ def shadow_agreement(rt: RuntimeRows, stood: dict | None = None) -> dict | None:
     same = np.array([stood[s][1] if s in stood else rt.shadow[s]["same"] for s in seeds])
     decisions = np.array([stood[s][0] if s in stood else rt.shadow[s]["decisions"] for s in seeds])
     fraction, low, high = stats.clustered_fraction(same, decisions)
-    firsts = [rt.shadow[s]["first_flip"] for s in seeds if rt.shadow[s]["first_flip"] is not None]
+    unequal = [rt.shadow[s]["first_flip"] for s in seeds if rt.shadow[s]["first_flip"] is not None]
+    firsts = [] if continuous else unequal
     pairs: dict = {}
     for f in rt.flips:
         key = (f["reference_action"], f["action"])
@@ -123,8 +127,9 @@ def shadow_agreement(rt: RuntimeRows, stood: dict | None = None) -> dict | None:
         "high": high,
         "flips": int(decisions.sum() - same.sum()),
         "zero_upper": stats.zero_event_upper(int(decisions.sum())) if same.sum() == decisions.sum() else None,
-        "episodes_with_flip": len(firsts),
+        "episodes_with_flip": int((same < decisions).sum()) if continuous else len(firsts),
         "first_flip_steps": firsts,
+        "first_unequal_steps": unequal if continuous else None,
         "pairs": pairs,
         "flip_margins": [f["reference_margin"] for f in rt.flips],
         "stood_in": {"games": len(stood), "checked": sum(c for c, _ in stood.values())} if stood else None,
@@ -227,7 +232,8 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                     }
         r.reproduction = reproduction(rt, run)
         if reference is not None and not r.is_reference:
-            r.shadow = shadow_agreement(rt, stood_in(rt, reference))
+            continuous = (run.run.get("protocol") or {}).get("action_kind") == "continuous"
+            r.shadow = shadow_agreement(rt, stood_in(rt, reference), continuous)
             if r.shadow:
                 r.shadow["by_margin"] = flips_by_margin(rt, reference)
         results.append(r)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from rtreport import host_load
+from rtreport import host_load, play_margin
 from rtreport.labels import slug as slug_of
 
 from . import claims, reasons, wording
@@ -127,10 +127,30 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
     }
 
 
-def gates_view(gates: Gates, t: Translator, root: str = "../", over_random: bool = False) -> dict:
-    """The gates' lines; ``over_random``: some run shown is of another agent than Breakout's, whose play margin is
-    a fraction of the reference's gain over random play (its own line)."""
+def gates_view(
+    gates: Gates, t: Translator, root: str = "../", rules=("reference-mean",), tolerances=(), discrete: bool = True
+) -> dict:
+    """The gates' lines for the runs a page shows: ``rules``, the play margin's rules they were judged by
+    (``rtreport.play_margin``: Breakout's "reference-mean", every other agent's "gain-over-random"); ``tolerances``,
+    the continuous-action tolerances of those with continuous actions; ``discrete``: whether some have discrete
+    actions."""
     limit = 1 - gates.min_p95_reduction
+    rules, tolerances = set(rules), sorted(set(tolerances))
+    agreement = pct(gates.min_same_action_fraction, 0)
+    within = t("agent_actions_sep").join(f"{x * 100:g} %" for x in tolerances)
+    if tolerances and not discrete:
+        agreement_lines = [t("gate_agreement_within", threshold=agreement, tolerance=within)]
+    else:
+        agreement_lines = [t("gate_agreement", threshold=agreement)]
+        agreement_lines += [t("gate_agreement_tolerance", tolerance=within)] if tolerances else []
+    reference_mean = t("gate_play", threshold=pct(gates.play_margin, 0))
+    over_random = pct(gates.play_margin_over_random, 0)
+    if rules == {"gain-over-random"}:
+        play_lines = [t("gate_play_over_random", threshold=over_random)]
+    elif "gain-over-random" in rules:
+        play_lines = [reference_mean, t("gate_play_random", threshold=over_random)]
+    else:
+        play_lines = [reference_mean]
     return {
         "lines": [
             t(
@@ -140,12 +160,23 @@ def gates_view(gates: Gates, t: Translator, root: str = "../", over_random: bool
                 limit=f"{limit:.2f}",
                 least=gates.min_measurements,
             ),
-            t("gate_agreement", threshold=pct(gates.min_same_action_fraction, 0)),
-            t("gate_play", threshold=pct(gates.play_margin, 0)),
-            *([t("gate_play_random", threshold=pct(gates.play_margin_over_random, 0))] if over_random else []),
+            *agreement_lines,
+            *play_lines,
         ],
         "source": t("gates_source", source=t("gate_source_default") if gates.source == "default" else gates.source),
         "href": f"{root}gates.toml",
+    }
+
+
+def gate_rules(results) -> dict:
+    """``gates_view``'s ``rules`` and ``tolerances`` for the runs of ``results``."""
+    protocols = [res.rows.run.get("protocol") or {} for res in results]
+    return {
+        "rules": {play_margin.rule_of(res.rows.run.get("settings", {})) for res in results} or {"reference-mean"},
+        "tolerances": {
+            float(p.get("action_tolerance") or 0) for p in protocols if p.get("action_kind") == "continuous"
+        },
+        "discrete": any(p.get("action_kind") != "continuous" for p in protocols) or not protocols,
     }
 
 

@@ -20,12 +20,11 @@ from .history import answer, groups as history_groups, history_link, history_pag
 from .home import compare_page, cross_hardware_chart, home_page, newest_first
 from .study import study_page
 from .claims import count_key
-from .i18n import LANGUAGES, Translator, for_outputs, localize_titles
+from .i18n import LANGUAGES, Translator, for_task, localize_titles
 from .og_image import machine_png, site_png
 from .tables_page import TABLES_PATH
-from rtreport import play_margin
 
-from .pages import MACHINE_CHARTS, gates_view, hardware_page, machine_title, page_frame
+from .pages import MACHINE_CHARTS, gate_rules, gates_view, hardware_page, machine_title, page_frame
 from .verdicts_json import verdicts_document
 from .web import atom_feed, meta_description, not_found_view, robots, root_view, sitemap
 
@@ -130,8 +129,9 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
     out.mkdir(parents=True)
     env = _environment()
     written = []
-    # the play margin's rules of the runs shown (Breakout's alone: the gates' lines as they always read)
-    over_random = any(play_margin.rule_of(res.rows.run.get("settings", {})) == "gain-over-random" for res in results)
+    # the gates' lines of the runs shown: every run on the site's pages, a machine's own run on its pages
+    # (Breakout's alone: the lines as they always read)
+    site_rules = gate_rules(results)
 
     def render(
         template: str,
@@ -142,6 +142,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         has_charts: bool,
         kind: str = "website",
         image: str = SITE_PICTURE,
+        rules: dict | None = None,
         **ctx,
     ) -> None:
         doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
@@ -153,7 +154,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             page=page,
             plotly_file=PLOTLY,
             plotly_locale=PLOTLY_LOCALE,
-            gates=gates_view(gates, t, page["root"], over_random),
+            gates=gates_view(gates, t, page["root"], **(rules or site_rules)),
             **ctx,
         )
         html = localize_titles(html, lang)  # titles (table cells, headings, chart labels) in the page's language
@@ -200,7 +201,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         render("method.html", lang, "method", t("method_title"), t("method_description"), False)
         for res, slug in pages:
             doing["source"] = res.rows.source
-            tr = for_outputs(t, (res.rows.run.get("protocol") or {}).get("outputs", "q-values"))
+            tr = for_task(t, res.rows.run.get("protocol"))
             hw = hardware_page(res, slug, tr)
             label = history_of.get(id(res))
             hw["history"] = label and history_link(label, dict(histories)[label], res, history_slug[label], tr)
@@ -213,6 +214,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
                 any(hw["charts"].values()),
                 kind="article",
                 image=f"og/{slug}.png",
+                rules=gate_rules([res]),
                 hw=hw,
             )
             render(
@@ -224,6 +226,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
                 False,
                 kind="article",
                 image=f"og/{slug}.png",
+                rules=gate_rules([res]),
                 tp=hw["tables"],
             )
         for label, runs in histories:

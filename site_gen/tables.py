@@ -174,6 +174,8 @@ def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
     def name(a):
         return meanings[a] if a < len(meanings) else str(a)
 
+    if (res.rows.run.get("protocol") or {}).get("action_kind") == "continuous":
+        return _continuous_agreement_table(ran, t)
     rows = []
     for r in ran:
         s = r.shadow
@@ -217,6 +219,50 @@ def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
             "col_first_flip",
             "col_pairs",
             "col_flips_by_margin",
+        )
+    ]
+    return {"head": head, "rows": rows}
+
+
+def _continuous_agreement_table(ran: list, t: Translator) -> dict:
+    """Continuous actions: decisions within the tolerance, those outside it and the games they fell in, and the
+    games where the runtime's action first differed in some bit from the reference's (where it stopped playing
+    the reference's very game: it plays those seeds itself)."""
+    rows = []
+    for r in ran:
+        s = r.shadow
+        firsts = s["first_unequal_steps"] or []
+        where = (
+            t("first_flip_at", median=f"{np.median(firsts):.0f}", low=min(firsts), high=max(firsts))
+            if firsts
+            else t("none")
+        )
+        same = pct(s["fraction"], 3)
+        if s["zero_upper"] is not None:
+            same = t("paren", a=same, b=t("zero_upper_continuous", rate=pct(s["zero_upper"], 4)))
+        rows.append(
+            [
+                r.rows.title,
+                f"{s['decisions']:,}",
+                same,
+                f"{pct(s['low'], 3)} – {pct(s['high'], 3)}",
+                f"{s['flips']:,}",
+                f"{s['episodes_with_flip']:,}/{s['episodes']:,}",
+                f"{len(firsts):,}/{s['episodes']:,}",
+                where,
+            ]
+        )
+    head = [
+        t(k)
+        for k in (
+            "col_runtime",
+            "col_decisions",
+            "col_within_share",
+            "col_ci95",
+            "col_outside",
+            "col_episodes_outside",
+            "col_episodes_unequal",
+            "col_first_unequal",
         )
     ]
     return {"head": head, "rows": rows}

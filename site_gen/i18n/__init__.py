@@ -94,20 +94,34 @@ OUTPUT_WORDS = {
 }
 
 
-class _OutputsTranslator(Translator):
-    """A page's translator for a policy whose outputs are not Q-values: the same strings, "Q-values" said as
-    "outputs"."""
+class _TaskTranslator(Translator):
+    """A page's translator for an agent other than a Q-network on an Atari game: a message with a variant for
+    its kind of task (``key_continuous`` for continuous actions, ``key_task`` for a Gymnasium task that is no
+    game) says that variant, and a policy whose outputs are not Q-values has "Q-values" said as "outputs"."""
 
-    def __init__(self, base: Translator):
+    def __init__(self, base: Translator, variants: tuple[str, ...], q_values: bool):
         self.__dict__.update(base.__dict__)
+        self.variants, self.q_values = variants, q_values
+
+    def has(self, key: str) -> bool:
+        return key in self.strings
 
     def __call__(self, key: str, **params) -> str:
+        key = next((f"{key}_{v}" for v in self.variants if f"{key}_{v}" in self.strings), key)
         text = super().__call__(key, **params)
-        for q_word, word in OUTPUT_WORDS.get(self.lang, ()):
-            text = text.replace(q_word, word)
+        if not self.q_values:
+            for q_word, word in OUTPUT_WORDS.get(self.lang, ()):
+                text = text.replace(q_word, word)
         return text
 
 
-def for_outputs(t: Translator, outputs: str) -> Translator:
-    """``t`` for the pages of a run whose policy outputs ``outputs`` ("q-values", "logits" or "actions")."""
-    return t if outputs == "q-values" else _OutputsTranslator(t)
+def for_task(t: Translator, protocol: dict | None) -> Translator:
+    """``t`` for the pages of a run of ``protocol`` (its stored task): Breakout's and every Atari Q-network's pages
+    read as they always have; other tasks' say their own variants (``_TaskTranslator``)."""
+    protocol = protocol or {}
+    variants = (
+        *(("continuous",) if protocol.get("action_kind") == "continuous" else ()),
+        *(("task",) if protocol.get("family") == "gymnasium" else ()),
+    )
+    q_values = protocol.get("outputs", "q-values") == "q-values"
+    return t if q_values and not variants else _TaskTranslator(t, variants, q_values)
