@@ -52,14 +52,6 @@ def make_runner(spec: Runtime, model, artifacts, cuda_index: int):
     return runner
 
 
-def breakout_only(model, part: str) -> str | None:
-    """Why a runtime that so far knows only Breakout's input cannot serve this model, or None."""
-    task = getattr(model, "task", None)
-    if task is None or task.is_breakout:
-        return None
-    return f"{part} is made for the Breakout agent's input (uint8 (N, 4, 84, 84), 4 actions) only, not for {task.name}"
-
-
 # -- the built-in runtimes ---------------------------------------------------------------------------------
 
 
@@ -124,6 +116,7 @@ def _tensorrt(flavour, precision, graph=False) -> Runtime:
             model.sha256,
             cuda,
             graph,
+            model.num_actions,
         )
 
     info = Runtime(
@@ -132,7 +125,7 @@ def _tensorrt(flavour, precision, graph=False) -> Runtime:
         "cuda",
         precision,
         "CUDA graph" if graph else "",
-        lambda model: breakout_only(model, "its engine build") or TensorRTRunner.unavailable_reason(flavour),
+        lambda model: TensorRTRunner.unavailable_reason(flavour),
         make,
         same_kernels_as=f"{flavour}-{precision}" if graph else "",
     )

@@ -54,6 +54,36 @@ def test_tensorrt_rtx_builds_engines_from_the_shipped_onnx(onnx_files, precision
 
 
 @needs_rtx
+@pytest.mark.parametrize("example", ["cartpole", "inverted-pendulum"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_tensorrt_rtx_builds_engines_for_other_agents_inputs(tmp_path, example, precision):
+    """A Stable-Baselines3 policy on a float32 vector (CartPole's logits, InvertedPendulum's continuous action):
+    the engine takes the task's own observation and outputs, from the ONNX rtreport exports for every runtime."""
+    import tensorrt_rtx as trt
+
+    from collect.artifacts import Artifacts
+    from collect.model_input import load_model
+    from collect.tasks import for_env
+
+    env = {"cartpole": "CartPole-v1", "inverted-pendulum": "InvertedPendulum-v5"}[example]
+    task = for_env(env)
+    model = load_model(paths.DATA / "examples" / f"{example}.zip", task)
+    art = Artifacts(tmp_path, model.onnx_source())
+    built = trt_build.build(
+        trt,
+        {"fp32": art.onnx_fp32()[0], "fp16": art.onnx_fp16()[0]},
+        precision,
+        model.num_actions,
+        observation=model.task.observation,
+    )
+    assert built.onnx == precision and built.typing == "strongly typed" and len(built.engine) > 1000
+    assert built.io["input_shape"] == [-1, *model.task.observation.shape]
+    assert built.io["output_shape"] == [-1, model.num_actions]
+    with pytest.raises(trt_build.ContractError, match=r"must be uint8 \(N, 4, 84, 84\); it is float"):
+        trt_build.build(trt, {"fp32": art.onnx_fp32()[0]}, "fp32", model.num_actions)  # Breakout's contract
+
+
+@needs_rtx
 def test_a_model_that_breaks_the_contract_is_refused_with_one_line(tmp_path):
     import tensorrt_rtx as trt
 

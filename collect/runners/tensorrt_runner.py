@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..agent.protocol import NUM_ACTIONS, OBSERVATION_SHAPE
+from ..agent.protocol import NUM_ACTIONS
 from ..measure import MAX_BATCH
 from . import trt_build
 from .base import Runner, RuntimeUnavailable
@@ -64,9 +64,11 @@ class TensorRTRunner(Runner):
         model_sha: str,
         cuda_index: int = 0,
         cuda_graph: bool = False,
+        num_actions: int = NUM_ACTIONS,
     ):
         """``flavour``: "trt" or "trtrtx" (``trt_build.FLAVOURS``). ``onnx_getters``: {"fp32": callable,
-        "fp16": callable}, each -> (path, seconds to make it)."""
+        "fp16": callable}, each -> (path, seconds to make it). ``num_actions``: the model's outputs per decision
+        (its actions' Q-values or logits, or a continuous action's dimensions); its input is ``observation``."""
         super().__init__(info)
         self.flavour = trt_build.FLAVOURS[flavour]
         self._onnx_getters, self._engine_folder, self._model_sha = onnx_getters, Path(engine_folder), model_sha
@@ -75,6 +77,7 @@ class TensorRTRunner(Runner):
         self._allocations, self._cuda_objects = [], []
         self._reuse_engine = None  # a serialised engine built by another process's runner (parallel play)
         self.built = None
+        self.num_actions = num_actions
 
     @staticmethod
     def unavailable_reason(flavour: str) -> str | None:
@@ -111,13 +114,13 @@ class TensorRTRunner(Runner):
         self.context = self.engine.create_execution_context()
         if self.context is None:
             raise RuntimeError(f"{self.flavour.name} could not create an execution context")
-        self.input_name, self.output_name = trt_build.io_tensors(trt, self.engine, NUM_ACTIONS)
-        self.num_actions = NUM_ACTIONS
-        in_bytes = MAX_BATCH * int(np.prod(OBSERVATION_SHAPE))
+        self.input_name, self.output_name = trt_build.io_tensors(trt, self.engine, self.num_actions, self.observation)
+        shape, dtype = tuple(self.observation.shape), np.dtype(self.observation.dtype)
+        in_bytes = MAX_BATCH * int(np.prod(shape)) * dtype.itemsize
         out_bytes = MAX_BATCH * self.num_actions * 4
         self.d_in = self._malloc(in_bytes)
         self.d_out = self._malloc(out_bytes)
-        self.h_in = self._pinned(in_bytes, np.uint8).reshape(MAX_BATCH, *OBSERVATION_SHAPE)
+        self.h_in = self._pinned(in_bytes, dtype).reshape(MAX_BATCH, *shape)
         self.h_out = self._pinned(out_bytes, np.float32).reshape(MAX_BATCH, self.num_actions)
         self.stream = cuda_check(cudart.cudaStreamCreate())
         self._cuda_objects.append(("stream", self.stream))
@@ -136,7 +139,9 @@ class TensorRTRunner(Runner):
             if p == "fp32" or self.info.precision == "fp16":
                 paths[p], made = self._onnx_getters[p]()
                 seconds += made
-        self.built = trt_build.build(self.trt, paths, self.info.precision, NUM_ACTIONS)
+        self.built = trt_build.build(
+            self.trt, paths, self.info.precision, self.num_actions, observation=self.observation
+        )
         self.artifact_bytes = len(self.built.engine)
         self.prepare_seconds = seconds + self.built.seconds
         self._engine_folder.mkdir(parents=True, exist_ok=True)
@@ -160,11 +165,12 @@ class TensorRTRunner(Runner):
     # -- run ------------------------------------------------------------------------------------------
     def _enqueue(self, cudart, n: int) -> None:
         """Host→device copy, inference, device→host copy, all on our stream (no sync)."""
-        in_bytes = n * int(np.prod(OBSERVATION_SHAPE))
+        shape = tuple(self.observation.shape)
+        in_bytes = n * int(np.prod(shape)) * self.h_in.itemsize
         H2D, D2H = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice, cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost
         cuda_check(cudart.cudaMemcpyAsync(self.d_in, self.h_in.ctypes.data, in_bytes, H2D, self.stream))
-        if not self.context.set_input_shape(self.input_name, (n, *OBSERVATION_SHAPE)):
-            raise RuntimeError(f"set_input_shape refused ({n}, {OBSERVATION_SHAPE}) for {self.input_name}")
+        if not self.context.set_input_shape(self.input_name, (n, *shape)):
+            raise RuntimeError(f"set_input_shape refused ({n}, {shape}) for {self.input_name}")
         if not self.context.execute_async_v3(self.stream):
             raise RuntimeError("execute_async_v3 failed")
         cuda_check(

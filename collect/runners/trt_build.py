@@ -2,7 +2,8 @@
 
 Everything here needs the library but no GPU, so it runs for real on a CPU machine with ``tensorrt-rtx``
 installed (tests/test_tensorrt.py does): parse the ONNX, check the network against the model contract
-(one uint8 (N, 4, 84, 84) input, one float32 (N, actions) output), an optimisation profile for batch 1 up to
+(one input of the task's observation, e.g. Breakout's uint8 (N, 4, 84, 84) or a float32 (N, d) vector, and one
+float32 (N, outputs) output), an optimisation profile for batch 1 up to
 the sweep's largest batch, precision and TF32 by what the installed library offers — checked by name, never
 by version guesses — and serialize. Loading an engine (``load_engine``) needs the GPU; its refusal is turned
 into a reason: an unsupported GPU is "unavailable", an engine from another version is rebuilt.
@@ -14,8 +15,8 @@ import importlib
 import time
 from dataclasses import dataclass, field
 
-from ..agent.protocol import OBSERVATION_SHAPE
 from ..measure import MAX_BATCH
+from ..tasks import BREAKOUT_OBSERVATION, Observation
 from .base import RuntimeUnavailable
 
 WORKSPACE_BYTES = 1 << 30
@@ -103,14 +104,25 @@ def plan(trt, precision: str) -> tuple[str, bool, tuple, tuple]:
     return "fp32", False, (), clear
 
 
-def check_network(trt, network, num_actions: int) -> dict:
-    """The parsed network against the model contract; ContractError (one line) if it does not fit."""
+def data_type(trt, observation: Observation):
+    """The TensorRT data type of the observation's dtype (uint8 frames, float32 vectors)."""
+    return {"uint8": trt.DataType.UINT8, "float32": trt.DataType.FLOAT}[observation.dtype]
+
+
+def check_network(trt, network, num_actions: int, observation: Observation = BREAKOUT_OBSERVATION) -> dict:
+    """The parsed network against the model contract (one input of ``observation``'s dtype and shape, one float32
+    output of ``num_actions`` values: Q-values, logits or the continuous action's dimensions); ContractError (one
+    line) if it does not fit."""
     if network.num_inputs != 1 or network.num_outputs != 1:
         raise ContractError(f"expected one input and one output, found {network.num_inputs} and {network.num_outputs}")
     x, y = network.get_input(0), network.get_output(0)
     in_shape, out_shape = tuple(x.shape), tuple(y.shape)
-    if x.dtype != trt.DataType.UINT8 or len(in_shape) != 4 or in_shape[1:] != OBSERVATION_SHAPE:
-        raise ContractError(f"input {x.name} must be uint8 (N, 4, 84, 84); it is {x.dtype.name.lower()} {in_shape}")
+    if (
+        x.dtype != data_type(trt, observation)
+        or len(in_shape) != 1 + len(observation.shape)
+        or in_shape[1:] != tuple(observation.shape)
+    ):
+        raise ContractError(f"input {x.name} must be {observation.describe()}; it is {x.dtype.name.lower()} {in_shape}")
     if y.dtype != trt.DataType.FLOAT or len(out_shape) != 2 or out_shape[1] != num_actions:
         raise ContractError(
             f"output {y.name} must be float32 (N, {num_actions}); it is {y.dtype.name.lower()} {out_shape}"
@@ -118,8 +130,16 @@ def check_network(trt, network, num_actions: int) -> dict:
     return {"input": x.name, "output": y.name, "input_shape": list(in_shape), "output_shape": list(out_shape)}
 
 
-def build(trt, onnx_paths: dict, precision: str, num_actions: int, max_batch: int = MAX_BATCH) -> BuildResult:
-    """Parse, check, configure and serialize one engine. ``onnx_paths``: {"fp32": path, "fp16": path}."""
+def build(
+    trt,
+    onnx_paths: dict,
+    precision: str,
+    num_actions: int,
+    max_batch: int = MAX_BATCH,
+    observation: Observation = BREAKOUT_OBSERVATION,
+) -> BuildResult:
+    """Parse, check, configure and serialize one engine. ``onnx_paths``: {"fp32": path, "fp16": path};
+    ``observation``: one decision's input (the task's)."""
     which, strongly, set_flags, clear_flags = plan(trt, precision)
     log = make_logger(trt)
     start = time.perf_counter()
@@ -132,7 +152,7 @@ def build(trt, onnx_paths: dict, precision: str, num_actions: int, max_batch: in
         if not parser.parse(f.read()):
             errors = "; ".join(str(parser.get_error(i)) for i in range(parser.num_errors))
             raise ContractError(f"{trt.__name__} cannot parse {path}: {errors}")
-    io = check_network(trt, network, num_actions)
+    io = check_network(trt, network, num_actions, observation)
     config = builder.create_builder_config()
     if hasattr(trt, "MemoryPoolType"):
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, WORKSPACE_BYTES)
@@ -141,8 +161,8 @@ def build(trt, onnx_paths: dict, precision: str, num_actions: int, max_batch: in
     for name in clear_flags:
         config.clear_flag(getattr(trt.BuilderFlag, name))
     profile = builder.create_optimization_profile()
-    one = (1, *OBSERVATION_SHAPE)
-    profile.set_shape(io["input"], one, one, (max_batch, *OBSERVATION_SHAPE))
+    one = (1, *observation.shape)
+    profile.set_shape(io["input"], one, one, (max_batch, *observation.shape))
     config.add_optimization_profile(profile)
     serialized = builder.build_serialized_network(network, config)
     if serialized is None:
@@ -179,15 +199,17 @@ def load_engine(trt, data: bytes):
     raise RuntimeError(f"{trt.__name__} could not load the engine: {_reason(said)}")
 
 
-def io_tensors(trt, engine, num_actions: int) -> tuple[str, str]:
+def io_tensors(trt, engine, num_actions: int, observation: Observation = BREAKOUT_OBSERVATION) -> tuple[str, str]:
     """(input name, output name) by tensor mode, with their dtypes checked (NVIDIA: never assume the order)."""
     names = [engine.get_tensor_name(i) for i in range(engine.num_io_tensors)]
     inputs = [n for n in names if engine.get_tensor_mode(n) == trt.TensorIOMode.INPUT]
     outputs = [n for n in names if engine.get_tensor_mode(n) == trt.TensorIOMode.OUTPUT]
     if len(inputs) != 1 or len(outputs) != 1:
         raise ContractError(f"the engine has {len(inputs)} inputs and {len(outputs)} outputs; expected one of each")
-    if engine.get_tensor_dtype(inputs[0]) != trt.DataType.UINT8:
-        raise ContractError(f"engine input {inputs[0]} is {engine.get_tensor_dtype(inputs[0])}, not uint8")
+    if engine.get_tensor_dtype(inputs[0]) != data_type(trt, observation):
+        raise ContractError(
+            f"engine input {inputs[0]} is {engine.get_tensor_dtype(inputs[0])}, not {observation.dtype}"
+        )
     if engine.get_tensor_dtype(outputs[0]) != trt.DataType.FLOAT:
         raise ContractError(f"engine output {outputs[0]} is {engine.get_tensor_dtype(outputs[0])}, not float32")
     if int(engine.get_tensor_shape(outputs[0])[-1]) != num_actions:
