@@ -15,7 +15,7 @@ from .describe import machine_description, status_detail_text, workload_text
 from .agents import agent_key
 from .answer import answer_lines
 from .findings import recommendation
-from .i18n import Translator
+from .i18n import Translator, for_task
 from .pages import chart_view, label_of, runtime_order, verdict_cell
 from .wording import signed, stat_name
 
@@ -193,7 +193,7 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
             }
         )
     return {
-        "cards": [card(res, slug, t) for res, slug in ordered],
+        "cards": [card(res, slug, for_task(t, res.rows.run.get("protocol"))) for res, slug in ordered],
         "machines": machines,
         "matrix": matrix,
         "not_run": not_run,

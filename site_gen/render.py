@@ -143,6 +143,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         kind: str = "website",
         image: str = SITE_PICTURE,
         rules: dict | None = None,
+        translator: Translator | None = None,
         **ctx,
     ) -> None:
         doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
@@ -154,7 +155,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             page=page,
             plotly_file=PLOTLY,
             plotly_locale=PLOTLY_LOCALE,
-            gates=gates_view(gates, t, page["root"], **(rules or site_rules)),
+            gates=gates_view(gates, translator or t, page["root"], **(rules or site_rules)),
             **ctx,
         )
         html = localize_titles(html, lang)  # titles (table cells, headings, chart labels) in the page's language
@@ -215,6 +216,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
                 kind="article",
                 image=f"og/{slug}.png",
                 rules=gate_rules([res]),
+                translator=tr,
                 hw=hw,
             )
             render(
@@ -227,6 +229,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
                 kind="article",
                 image=f"og/{slug}.png",
                 rules=gate_rules([res]),
+                translator=tr,
                 tp=hw["tables"],
             )
         for label, runs in histories:

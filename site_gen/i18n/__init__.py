@@ -79,8 +79,13 @@ class Translator:
     def has(self, key: str) -> bool:
         return key in self.strings
 
+    def _message(self, key: str) -> str:
+        """The catalog string of ``key``, before its parameters are filled in."""
+        return self.strings[key]
+
     def __call__(self, key: str, **params) -> str:
-        text = self.strings[key].format(**params) if params else self.strings[key]
+        message = self._message(key)
+        text = message.format(**params) if params else message
         if self.lang == "zh-tw":  # Taiwanese typography: "12.5%", not "12.5 %"; titles' phrases in Chinese
             text = _CJK_SPACE.sub("", localize_titles(_PERCENT.sub(r"\1%", text), self.lang))
         return text
@@ -92,32 +97,44 @@ OUTPUT_WORDS = {
     "en": (("Q-values", "outputs"), ("Q-value", "output")),
     "zh-tw": ((" Q 值", "輸出值"), ("Q 值", "輸出值")),  # no space left between two CJK words
 }
+# The words of a game (an Atari one's), said of a Gymnasium task's episodes (a message whose whole sentence differs
+# has its own ``_task`` variant instead): (pattern, replacement), in order.
+EPISODE_WORDS = {
+    "en": (
+        (r"\ba game\b", "an episode"),
+        (r"\bgames\b", "episodes"),
+        (r"\bgame\b", "episode"),
+        (r"\bGames\b", "Episodes"),
+    ),
+    "zh-tw": ((r"遊戲局", "回合"), (r"局", "回合")),
+}
 
 
 class _TaskTranslator(Translator):
     """A page's translator for an agent other than a Q-network on an Atari game: a message with a variant for
-    its kind of task (``key_continuous`` for continuous actions, ``key_task`` for a Gymnasium task that is no
-    game) says that variant, and a policy whose outputs are not Q-values has "Q-values" said as "outputs"."""
+    its kind of task (``key_continuous`` for continuous actions, ``key_task`` for a Gymnasium task, which is no
+    game) says that variant; a Gymnasium task's games are its episodes, and a policy whose outputs are not
+    Q-values has "Q-values" said as "outputs". Only the catalog's words change, never a filled-in value."""
 
     def __init__(self, base: Translator, variants: tuple[str, ...], q_values: bool):
         self.__dict__.update(base.__dict__)
         self.variants, self.q_values = variants, q_values
 
-    def has(self, key: str) -> bool:
-        return key in self.strings
-
-    def __call__(self, key: str, **params) -> str:
+    def _message(self, key: str) -> str:
         key = next((f"{key}_{v}" for v in self.variants if f"{key}_{v}" in self.strings), key)
-        text = super().__call__(key, **params)
+        text = self.strings[key]
         if not self.q_values:
             for q_word, word in OUTPUT_WORDS.get(self.lang, ()):
                 text = text.replace(q_word, word)
+        if "task" in self.variants:
+            for pattern, word in EPISODE_WORDS.get(self.lang, ()):
+                text = re.sub(pattern, word, text)
         return text
 
 
 def for_task(t: Translator, protocol: dict | None) -> Translator:
     """``t`` for the pages of a run of ``protocol`` (its stored task): Breakout's and every Atari Q-network's pages
-    read as they always have; other tasks' say their own variants (``_TaskTranslator``)."""
+    read as they always have; other tasks' say their own words (``_TaskTranslator``)."""
     protocol = protocol or {}
     variants = (
         *(("continuous",) if protocol.get("action_kind") == "continuous" else ()),
