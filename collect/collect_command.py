@@ -37,10 +37,19 @@ def model_for(model_path, env_id, config_path):
     """The model to measure and its task: the shipped Breakout agent, or a user's model in the task of ``--env`` and
     ``--config``."""
     config = run_config.read(config_path)
-    task = run_config.task_for(env_id, config, Path(config_path).parent if config_path else None)
+    task = run_config.task_for(
+        env_id, config, Path(config_path).parent if config_path else None, Path(config_path) if config_path else None
+    )
     if model_path is None and not task.is_breakout:
         raise UserError(f"give --model: the shipped agent plays Breakout, not {task.name}")
-    return load_model(model_path or paths.AGENT_WEIGHTS, task)
+    model = load_model(model_path or paths.AGENT_WEIGHTS, task)
+    said = config.get("policy", {}).get("outputs")
+    if said is not None and said != model.task.outputs:  # a Stable-Baselines3 .zip says its outputs itself
+        raise UserError(
+            f"{config_path}: [policy] outputs = {said!r}, but {model_path} decides on its {model.task.outputs} "
+            f"({model.export.get('algorithm', model.format)}): leave [policy] outputs out"
+        )
+    return model
 
 
 def list_runtimes_lines(model_path, env_id=None, config_path=None) -> list[str]:

@@ -90,8 +90,23 @@ def normalization(path, base: Path | None = None):
     return tuple(float(x) for x in mean), tuple(float(x) for x in var), clip, eps
 
 
-def task_for(env_id: str | None, config: dict, base: Path | None = None) -> tasks.Task:
-    """The task of ``--env`` (or the configuration's [env] id; both must agree), with the configuration's settings."""
+# errors of the environment's id, not of a configuration's values: said without the file's name where --env gave it
+ID_ERRORS = ("--env", "unknown or unusable environment", "needs a package that is not installed")
+
+
+def task_for(env_id: str | None, config: dict, base: Path | None = None, source: Path | None = None) -> tasks.Task:
+    """The task of ``--env`` (or the configuration's [env] id; both must agree), with the configuration's settings.
+    ``source``: the configuration's file, which an error of one of its values names."""
+    try:
+        return _task_for(env_id, config, base)
+    except UserError as e:
+        text = str(e)
+        if source is None or not config or text.startswith(str(source)) or (env_id and text.startswith(ID_ERRORS)):
+            raise
+        raise UserError(f"{source}: {text}") from None
+
+
+def _task_for(env_id: str | None, config: dict, base: Path | None) -> tasks.Task:
     env = config.get("env", {})
     if env_id is not None and not env_id.strip():
         raise UserError("--env is empty: give an environment id (ALE/Breakout-v5, CartPole-v1, …)")

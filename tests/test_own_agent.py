@@ -11,6 +11,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from collect import paths
 from collect.agent.network import QNetwork
 from rtreport import play_margin
 from rtreport_cli.main import main
@@ -202,8 +203,17 @@ def test_a_bad_run_configuration_is_one_line(tmp_path, cartpole_mlp):
     config = tmp_path / "run.toml"
     config.write_text('[env]\nid = "CartPole-v1"\nmax_episode_steps = -3\n')
     _refused(tmp_path, ["--config", str(config), "--model", str(cartpole_mlp)], "max_episode_steps")
+    _refused(tmp_path, ["--config", str(config), "--model", str(cartpole_mlp)], f"{config}: max_episode_steps")
     config.write_text("[envs]\n")
     _refused(tmp_path, ["--config", str(config), "--model", str(cartpole_mlp)], "unknown section")
+    config.write_text("[env]\nkwargs = { no_such_argument = 1 }\n")  # a value's error names the file
+    _refused(tmp_path, ["--env", "CartPole-v1", "--config", str(config), "--model", str(cartpole_mlp)], f"{config}: ")
+    config.write_text("[policy]\nepsilon = 0.05\n")  # … the environment's id from --env does not
+    _refused(tmp_path, ["--env", "NoSuchTask-v0", "--config", str(config), "--model", str(cartpole_mlp)], "unknown")
+    # a Stable-Baselines3 .zip says its outputs itself: a configuration that says otherwise is refused
+    config.write_text('[policy]\noutputs = "q-values"\n')
+    zip_model = paths.DATA / "examples" / "cartpole.zip"
+    _refused(tmp_path, ["--env", "CartPole-v1", "--config", str(config), "--model", str(zip_model)], "logits")
 
 
 # -- the margin on any return scale ---------------------------------------------------------------------------
