@@ -27,7 +27,7 @@ from .tables_page import machine_tables
 from .tables import played_agreement_table, play_test_table, repeats_tables, rounds_table
 from .verdict import Gates
 from .verdict_why import gate_tables, short_why
-from .wording import gate_reason, pct, signed
+from .wording import WITHHELD_REASON, gate_reason, pct, signed
 
 OUTCOME_CSS = {
     "deployment-worthy": "ok",
@@ -178,14 +178,6 @@ def gate_rules(results) -> dict:
         },
         "discrete": any(p.get("action_kind") != "continuous" for p in protocols) or not protocols,
     }
-
-
-WITHHELD_REASON = {
-    "no-reference": "reason_no_reference",
-    "reference-not-measured": "reason_no_reference",
-    "invalid": "reason_invalid_file",
-    "smoke": "reason_smoke_profile",
-}
 
 
 def verdict_cell(r, res: RunResult, t: Translator) -> dict:

@@ -15,7 +15,7 @@ from .chart_margins import legend_room, set_margins
 from .charts import GATE_LINE, LEGEND_BELOW, ZERO_LINE, Chart, _color, _r, _rows_layout, _vline, _wrap, hover_lines
 from .claims import count_key, titles
 from .twin_view import play_outcome
-from .wording import signed
+from .wording import WITHHELD_REASON, signed
 
 
 def _judged_seeds(res: RunResult, r) -> list[int]:
@@ -267,7 +267,9 @@ def play_chart(res: RunResult, t) -> Chart | None:
         rows,
         "title_play",
         "cap_play",
-        (
+        ("sum_play_withheld", {"why": t(WITHHELD_REASON[res.withheld])}, None, None)
+        if res.withheld
+        else (
             "sum_play",
             {
                 "groups": functools.reduce(

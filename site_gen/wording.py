@@ -5,6 +5,14 @@ from __future__ import annotations
 from . import claims
 from .i18n import Translator
 
+# why a run draws no verdicts (``RunResult.withheld``), as the pages say it
+WITHHELD_REASON = {
+    "no-reference": "reason_no_reference",
+    "reference-not-measured": "reason_no_reference",
+    "invalid": "reason_invalid_file",
+    "smoke": "reason_smoke_profile",
+}
+
 
 def signed(x: float, digits: int = 2) -> str:
     """A signed figure as typeset, with the minus sign (U+2212), not the hyphen: "+3.88", "−11.50"."""
