@@ -13,6 +13,21 @@ from .findings import is_tie
 from .wording import stat_name
 
 
+MAX_TICKS = 6  # labels like "0.5×" that a phone's plot holds side by side (more, and plotly tilts them over the title)
+
+
+def ratio_ticks(low: float, high: float) -> list[float]:
+    """Tick values of a log ratio axis from ``low`` to ``high``: 1-2-5 in each decade, thinned to 1-3 and then to
+    the decades themselves (every second, third, … where even those are many) to at most ``MAX_TICKS``."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    for mults in ((1, 2, 5), (1, 3), (1,)):
+        ticks = [round(m * 10**e, 6) for e in decades for m in mults]
+        ticks = [v for v in ticks if low <= v <= high]
+        if len(ticks) <= MAX_TICKS:
+            return ticks
+    return ticks[:: math.ceil(len(ticks) / MAX_TICKS)]
+
+
 def speed_chart(res: RunResult, t) -> Chart | None:
     """How many times as fast as the reference (the gate's statistic, per round), sorted, with the gate's line."""
     ran = sorted([r for r in res.runtimes if r.ratio], key=lambda r: r.ratio[0])
@@ -86,8 +101,7 @@ def speed_chart(res: RunResult, t) -> Chart | None:
     low_end = min([1.0, *lo, *(n[0] for n in nxt if n)])
     high_end = max([gate, *hi, *(n[1] for n in nxt if n)])
     low, high = low_end / 1.25, high_end * 1.15
-    ticks = [m * 10**e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1) for m in (1, 2, 5)]
-    ticks = [round(v, 6) for v in ticks if low <= v <= high]
+    ticks = ratio_ticks(low, high)
     layout["xaxis"].update(  # 1-2-5 ticks, each a whole label ("0.5×"), not plotly's log digits ("5")
         type="log",
         range=[math.log10(low), math.log10(high)],

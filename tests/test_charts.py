@@ -93,3 +93,17 @@ def test_hover_texts_come_on_short_lines():
                 sum(1 + (unicodedata.east_asian_width(c) in "WF") for c in line) for line in text.split("<br>")
             )
             assert columns <= 50, (lang, key, text)  # about 330 px at the hover's 12 px
+
+
+def test_a_wide_speed_axis_keeps_few_whole_labels():
+    """A log ratio axis holds at most six labels (more, and a phone's plot tilts them over the axis title): 1-2-5
+    where they fit, then 1-3, then whole decades."""
+    from site_gen.speed_charts import MAX_TICKS, ratio_ticks
+
+    assert ratio_ticks(0.4, 12) == [0.5, 1, 2, 5, 10]  # the H200's axis, as it always was
+    assert ratio_ticks(0.8, 2.5) == [1, 2]
+    assert ratio_ticks(0.4, 40) == [0.5, 1, 2, 5, 10, 20]
+    assert ratio_ticks(0.25, 120) == [0.3, 1, 3, 10, 30, 100]
+    assert ratio_ticks(0.04, 2300) == [0.1, 1, 10, 100, 1000]  # a quick run on a loaded machine
+    wide = ratio_ticks(1e-6, 1e6)
+    assert len(wide) <= MAX_TICKS and all(w < v for w, v in zip(wide, wide[1:]))
