@@ -2,8 +2,9 @@
 
 The family is the candidates of one machine's run, each tested against the same reference. Each verdict holds
 its own one-sided 2.5 % error (per comparison; no familywise correction: docs/sequential-design.md says why).
-Runtimes whose games are the same game on every seed both played (a CUDA-graph twin that takes its twin's action
-at every step replays that very game) have the same paired differences and are one play test, counted once."""
+Runtimes whose games are the same game on every seed both played (the same action at every step: a runtime the reuse
+rule gave the reference's games, a CUDA-graph twin that takes its twin's action at every step) have the same paired
+differences and are one play test, counted once."""
 
 from __future__ import annotations
 
@@ -13,21 +14,27 @@ from . import claims
 from .claims import titles
 
 
-def _scores(r) -> dict:
-    return {e["seed"]: e["score"] for e in r.rows.episodes}
+def _games(r) -> dict:
+    """seed -> the game the runtime played there: its action at every step (its own trace, or that of the game the
+    reuse rule established it by), None where no trace was stored."""
+    return {
+        e["seed"]: (tuple(r.rows.traces[e["seed"]]) if e["seed"] in r.rows.traces else None) for e in r.rows.episodes
+    }
 
 
 def play_tests(res) -> list[list]:
-    """The judged candidates grouped into distinct play tests: two runtimes are one test when each of their
-    seeds in common scored the same for both (so their paired differences with the reference are one set)."""
+    """The judged candidates grouped into distinct play tests: two runtimes are one test when, on each of their
+    seeds in common, both played the very same game (the same action at every step, so the same paired difference
+    with the reference). Equal scores alone do not make one game (a capped return, CartPole's 500, is reached in
+    many ways), and a game without its stored trace is never taken for another's."""
     judged = [r for r in res.runtimes if r.verdict and r.play]
     groups: list[list] = []
     for r in judged:
-        mine = _scores(r)
+        mine = _games(r)
         for g in groups:
-            other = _scores(g[0])
+            other = _games(g[0])
             common = mine.keys() & other.keys()
-            if common and all(mine[s] == other[s] for s in common):
+            if common and all(mine[s] is not None and mine[s] == other[s] for s in common):
                 g.append(r)
                 break
         else:
