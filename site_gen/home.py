@@ -17,7 +17,7 @@ from .answer import answer_lines
 from .findings import recommendation
 from .i18n import Translator, for_task
 from .pages import chart_view, label_of, runtime_order, verdict_cell
-from .wording import signed, stat_name
+from .wording import pct, signed, stat_name
 
 CARD_LEAVES_OUT = ("answer", "use", "speed", "decision", "scope", "not_run")  # the page lists what did not run
 TENSORRT = ("trt-", "trtrtx-", "ort-trt")
@@ -213,10 +213,11 @@ def agents_lede(ordered, t: Translator) -> dict:
     breakout = len(others) < len(ordered)
     if not others:
         return {"breakout": True, "agents_line": None}
-    names = "; ".join(others)
+    names = t("agent_actions_sep").join(others)
+    share = pct(ordered[0][0].gates.min_same_action_fraction, 0)
     return {
         "breakout": breakout,
-        "agents_line": t("home_other_agents" if breakout else "home_agents_lede", labels=names),
+        "agents_line": t("home_other_agents" if breakout else "home_agents_lede", labels=names, share=share),
     }
 
 

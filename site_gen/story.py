@@ -25,33 +25,48 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
     if not group:
         return None
     firsts = [s for r in group for s in r.shadow["first_flip_steps"]]
-    pairs: dict = {}
-    for r in group:
-        for k, n in r.shadow["pairs"].items():
-            pairs[k] = pairs.get(k, 0) + n
     meanings = res.rows.run.get("protocol", {}).get("action_meanings") or []
-    (a, b), n = max(pairs.items(), key=lambda kv: kv[1])
 
     def name(x):
         return meanings[x] if x < len(meanings) else str(x)
 
-    share = n / sum(pairs.values())
+    def commonest(runtimes) -> tuple:
+        pairs: dict = {}
+        for r in runtimes:
+            for k, n in r.shadow["pairs"].items():
+                pairs[k] = pairs.get(k, 0) + n
+        (a, b), n = max(pairs.items(), key=lambda kv: kv[1])
+        return (a, b), n / sum(pairs.values())
+
+    def said(pair, share) -> str:
+        kind = "flips_mostly" if share > 0.5 else "flips_most_often"
+        return claims.say(
+            t,
+            kind,
+            kind,
+            {"share": share, "largest": True},
+            None,
+            pair=f"{name(pair[0])}→{name(pair[1])}",
+            share=pct(share, 0),
+        )
+
+    # the commonest change, of the group where every runtime's own commonest is the same one, else runtime by runtime
+    own = [commonest([r]) for r in group]
+    if len({p for p, _ in own}) == 1:
+        pair = said(*commonest(group))
+    else:
+        pair = t("semi").join(t("flips_of", runtime=r.rows.title, flips=said(*o)) for r, o in zip(group, own))
     states = group[0].agreement["states"]
+    # "near-ties the fixed states rarely contain": the flips' median margin (the reference's top-two gap where they
+    # happened) is one that at most a tenth of the fixed states come as close as
+    near = float(np.median([m for r in group for m in r.shadow["flip_margins"]]))
+    fixed = np.asarray(group[0].agreement["reference_margin"], dtype=float)
+    rare = bool(fixed.size) and float(np.mean(fixed <= near)) <= RARE
     # the runtimes may have shadowed different numbers of games (one decided at an earlier look): a range then
     every = all(r.shadow["episodes_with_flip"] == r.shadow["episodes"] for r in group)
     low, high = min(r.shadow["episodes"] for r in group), max(r.shadow["episodes"] for r in group)
-    share_kind = "flips_mostly" if share > 0.5 else "flips_most_often"
-    pair = claims.say(
-        t,
-        share_kind,
-        share_kind,
-        {"share": share, "largest": n == max(pairs.values())},
-        None,
-        pair=f"{name(a)}→{name(b)}",
-        share=pct(share, 0),
-    )
     return t(
-        "find_story_every" if every else "find_story",
+        ("find_story_every" if every else "find_story") + ("" if rare else "_margins"),
         runtimes=titles([r.rows.title for r in group], t),
         states=states,
         games=f"{min(r.shadow['episodes_with_flip'] for r in group):,}",
@@ -59,3 +74,6 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
         median=f"{np.median(firsts):.0f}",
         pair=pair,
     )
+
+
+RARE = 0.1  # "rarely": at most this share of the fixed states are as close a call as the flips' median
