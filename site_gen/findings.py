@@ -147,11 +147,25 @@ def fastest_exact(res: RunResult):
 def _exact(r: RuntimeResult) -> bool:
     """The reference's action at every played decision, and reproducible; continuous actions: equal bit for bit
     (within the tolerance is agreement, not exactness)."""
+    return _same_in_play(r) and _reproducible(r)
+
+
+def _same_in_play(r: RuntimeResult) -> bool:
     counts = r.rows.shadow_differences
-    same = not counts or counts[0] == sum(counts)
-    return bool(
-        r.shadow and r.shadow["flips"] == 0 and same and r.reproduction and r.reproduction["reproducible"] is True
-    )
+    return bool(r.shadow and r.shadow["flips"] == 0 and (not counts or counts[0] == sum(counts)))
+
+
+def _reproducible(r: RuntimeResult) -> bool:
+    return bool(r.reproduction and r.reproduction["reproducible"] is True)
+
+
+def _none_exact_key(adopted: list) -> str:
+    """Why none of the runtimes that pass is exact and reproducible, as far as the data say: each changed an action
+    in play (``_inexact``), each is not shown reproducible (``_unshown``), or some one and some the other."""
+    inexact = [not _same_in_play(r) for r in adopted]
+    unshown = [not _reproducible(r) for r in adopted]
+    why = "_inexact" if all(inexact) and not any(unshown) else "_unshown" if all(unshown) and not any(inexact) else ""
+    return claims.count_key("trade_none_exact" + why, len(adopted))
 
 
 def trade_off(res: RunResult, t) -> list[str]:
@@ -165,7 +179,7 @@ def trade_off(res: RunResult, t) -> list[str]:
     adopted = [r for r in res.runtimes if r.verdict and r.verdict.outcome == "deployment-worthy" and r.ratio]
     exact = sorted([r for r in adopted if _exact(r)], key=lambda r: r.ratio[0])
     if not exact:
-        return [t(claims.count_key("trade_none_exact", len(adopted)), n=len(adopted))]
+        return [t(_none_exact_key(adopted), n=len(adopted))]
     best = exact[0]
     claims.say(
         t,
