@@ -186,12 +186,16 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
         facts.append({"label": t("model"), "value": f"{name} — sha256 {sha[:12]}…"})
     workloads: dict[str, list] = {}  # runs differ in how many seeds they played: say whose workload is whose
     for res, _ in ordered:
-        workloads.setdefault(workload_text(res, t), []).append(res.rows.run["label"])
+        workloads.setdefault(workload_text(res, for_task(t, res.rows.run.get("protocol"))), []).append(
+            res.rows.run["label"]
+        )
     for w, labels in sorted(workloads.items()):
         facts.append(
             {
                 "label": t("workload"),
-                "value": w if len(workloads) == 1 else t("workload_of", workload=w, labels=", ".join(labels)),
+                "value": w
+                if len(workloads) == 1
+                else t("workload_of", workload=w, labels=t("agent_actions_sep").join(labels)),
             }
         )
     return {

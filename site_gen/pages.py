@@ -183,11 +183,12 @@ def gate_rules(results) -> dict:
 def verdict_cell(r, res: RunResult, t: Translator) -> dict:
     """The badge for one runtime on one machine, with its reasons."""
     if r.rows.status in ("unavailable", "failed"):
+        kind = reasons.kind(r.rows.status, r.rows.reason)
         return {
-            "css": "none",
-            "text": t(f"status_{r.rows.status}"),
+            "css": "none",  # a runtime left out by choice (opt-in) was not measured, not unable to run
+            "text": t("status_not_measured" if kind == "opt_in" else f"status_{r.rows.status}"),
             "title": "",
-            "reasons": [t(f"reason_kind_{reasons.kind(r.rows.status, r.rows.reason)}")],
+            "reasons": [t(f"reason_kind_{kind}")],
             "raw": r.rows.reason,
         }
     repro = [wording.reproduction(r.reproduction, t, r.rows.runtime_id)] if r.reproduction else []
