@@ -15,7 +15,10 @@ WITHHELD_REASON = {
 
 
 def signed(x: float, digits: int = 2) -> str:
-    """A signed figure as typeset, with the minus sign (U+2212), not the hyphen: "+3.88", "−11.50"."""
+    """A signed figure as typeset, with the minus sign (U+2212), not the hyphen: "+3.88", "−11.50"; a zero margin
+    is "0", neither "+0.00" nor "−0.00"."""
+    if x == 0:
+        return "0"
     return f"{x:+.{digits}f}".replace("-", "\u2212")
 
 
@@ -195,8 +198,13 @@ def play_claim(d: dict, t: Translator, subject: str | None = None, prefix: str =
 
 def rule_key(d: dict, t: Translator, key: str) -> str:
     """The sentence ``key`` of the rule that set the play test's margin: the gain-over-random rule's sentences are
-    their own messages (``<key>_random``); the reference-mean rule's (Breakout's, every earlier file) the plain ones."""
-    return key + "_random" if d.get("rule") == "gain-over-random" and t.has(key + "_random") else key
+    their own messages (``<key>_random``, and ``<key>_nogain`` where the reference gained nothing over random play,
+    so that the margin is zero); the reference-mean rule's (Breakout's, every earlier file) the plain ones."""
+    if d.get("rule") != "gain-over-random":
+        return key
+    if d.get("margin") == 0 and t.has(key + "_nogain"):
+        return key + "_nogain"
+    return key + "_random" if t.has(key + "_random") else key
 
 
 def rule_fraction(d: dict) -> str:
