@@ -47,8 +47,9 @@ def tensorrt_note(res: RunResult, t: Translator) -> str | None:
         kind = reasons.kind(r.rows.status, r.rows.reason)
         if kind not in why.setdefault(family, []):
             why[family].append(kind)
+    # which GPUs TensorRT for RTX serves: said where the machine has a GPU, moot on a machine without one
     return t(
-        "card_tensorrt",
+        "card_tensorrt" if res.rows.run.get("gpu_name") else "card_tensorrt_no_gpu",
         why=t("semi").join(
             t("family_reason", family=t(f), why=t("sep").join(t(f"reason_kind_{k}") for k in kinds))
             for f, kinds in why.items()
