@@ -30,6 +30,11 @@ ENVIRONMENT = (
     "nvidia-ml-py",
     "ale-py",
     "gymnasium",
+    "mujoco",
+    "stable-baselines3",
+    "sb3-contrib",
+    "openvino",
+    "nncf",
     "opencv-python-headless",
     "duckdb",
 )

@@ -38,11 +38,14 @@ TITLE_PHRASES = {
         ("torch.compile (default)", "torch.compile（預設模式）"),
         ("IO binding", "輸入輸出繫結"),
         ("CUDA graph", "CUDA 圖"),
+        (" (plugin)", "（外掛）"),  # no space before a full-width bracket
         ("(plugin)", "（外掛）"),
         # the comma between a title's precision and its variant, full-width as in Chinese text
         ("FP32, ", "FP32，"),
         ("FP16, ", "FP16，"),
         ("INT8, ", "INT8，"),
+        ("QDQ, ", "QDQ，"),
+        ("EP, ", "EP，"),
     ),
 }
 
