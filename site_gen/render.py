@@ -17,7 +17,8 @@ from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
 from .history import answer, groups as history_groups, history_link, history_page, history_slugs, page_slugs, run_slugs
-from .home import compare_page, cross_hardware_chart, home_page, newest_first
+from .compare import compare_page, cross_hardware_chart
+from .home import home_page, newest_first
 from .study import study_page
 from .claims import count_key
 from .i18n import LANGUAGES, Translator, for_task, localize_titles

@@ -14,7 +14,8 @@ from site_gen import claims
 from site_gen.i18n import localize_titles
 from site_gen.analysis import analyse
 from site_gen.build import display_labels, load_runs
-from site_gen.home import compare_page, home_page
+from site_gen.compare import compare_page
+from site_gen.home import home_page
 from site_gen.study import study_page
 from site_gen.i18n import LANGUAGES, Translator, catalog
 from site_gen.pages import hardware_page, slugify

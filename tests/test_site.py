@@ -468,13 +468,14 @@ def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_differ
     def runtime(title, episodes):
         return NS(
             rows=NS(title=title),
-            agreement={"same_actions": 60, "states": 60},
+            agreement={"same_actions": 60, "states": 60, "reference_margin": [0.5] * 57 + [0.001] * 3},
             shadow={
                 "flips": episodes * 3,
                 "episodes_with_flip": episodes,
                 "episodes": episodes,
                 "first_flip_steps": [20, 30],
                 "pairs": {(3, 0): 5, (0, 3): 1},
+                "flip_margins": [0.004, 0.01],
             },
         )
 
@@ -488,6 +489,17 @@ def test_the_fixed_states_story_counts_games_right_when_runtimes_shadowed_differ
     res.runtimes[1].shadow["episodes_with_flip"] = 1100
     fixed_states_vs_play(res, t)
     assert said["key"] == "find_story" and said["games"] == "900" and said["episodes"] == "900–1,200"
+    # "near-ties the fixed states rarely contain" only where at most a tenth of the fixed states are as close
+    for r in res.runtimes:
+        r.agreement["reference_margin"] = [0.5] * 50 + [0.001] * 10
+    fixed_states_vs_play(res, t)
+    assert said["key"] == "find_story_margins"
+    # runtimes whose commonest changes differ: each named with its own, never one pooled pair
+    res.runtimes[1].shadow["pairs"] = {(0, 3): 4, (3, 0): 1}
+    calls.clear()
+    fixed_states_vs_play(res, t)
+    assert [kw["runtime"] for key, kw in calls if key == "flips_of"] == ["A", "B"]
+    assert ("flips_mostly", {"pair": "NOOP→LEFT", "share": "80 %"}) in calls
 
 
 def test_a_share_that_is_not_all_is_never_shown_as_100_percent():
