@@ -16,6 +16,8 @@ KINDS = (  # (kind, words that identify it), first match wins
     ("provider_missing", ("executionprovider is not in onnxruntime", "did not load")),
     ("not_installed", ("is not installed", "not installed")),
     ("onnx_model", ("given as onnx",)),
+    # files made before TensorRT's engines took every agent's input
+    ("breakout_input", ("made for the breakout agent's input",)),
 )
 
 
