@@ -97,6 +97,11 @@ KINDS = {
         "the pair is the most frequent, at most half of the flips",
         lambda e: e["share"] <= 0.5 and e["largest"],
     ),
+    # the study's lesson: the flips in play were near-ties, closer calls than the fixed states hold
+    "near_ties": (
+        "at most a tenth of the fixed states are as close a call (the reference's top-two margin) as the flips' median",
+        lambda e: e["states"] > 0 and e["as_close"] <= 0.1 * e["states"],
+    ),
     # the family of verdicts: the Bonferroni bound over the distinct play tests
     "family_bound": (
         "the bound is the number of distinct play tests times the per-verdict error, at most 1",

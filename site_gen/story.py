@@ -61,12 +61,12 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
     # happened) is one that at most a tenth of the fixed states come as close as
     near = float(np.median([m for r in group for m in r.shadow["flip_margins"]]))
     fixed = np.asarray(group[0].agreement["reference_margin"], dtype=float)
-    rare = bool(fixed.size) and float(np.mean(fixed <= near)) <= RARE
+    e = {"states": int(fixed.size), "as_close": int((fixed <= near).sum())}
     # the runtimes may have shadowed different numbers of games (one decided at an earlier look): a range then
     every = all(r.shadow["episodes_with_flip"] == r.shadow["episodes"] for r in group)
     low, high = min(r.shadow["episodes"] for r in group), max(r.shadow["episodes"] for r in group)
-    return t(
-        ("find_story_every" if every else "find_story") + ("" if rare else "_margins"),
+    key = "find_story_every" if every else "find_story"
+    params = dict(
         runtimes=titles([r.rows.title for r in group], t),
         states=states,
         games=f"{min(r.shadow['episodes_with_flip'] for r in group):,}",
@@ -74,6 +74,6 @@ def fixed_states_vs_play(res: RunResult, t) -> str | None:
         median=f"{np.median(firsts):.0f}",
         pair=pair,
     )
-
-
-RARE = 0.1  # "rarely": at most this share of the fixed states are as close a call as the flips' median
+    if claims.check("near_ties", e):
+        return claims.say(t, "near_ties", key, e, None, **params)
+    return t(key + "_margins", **params)
