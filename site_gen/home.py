@@ -215,10 +215,17 @@ def agents_lede(ordered, t: Translator) -> dict:
     others = [res.rows.run["label"] for res, _ in ordered if (res.rows.run.get("protocol") or {}).get("family")]
     breakout = len(others) < len(ordered)
     if not others:
-        return {"breakout": True, "agents_line": None}
+        return {
+            "breakout": True,
+            "agents_line": None,
+            "matrix_heading": t("verdict_matrix"),
+            "matrix_note": t("verdict_matrix_note"),
+        }
     names = t("agent_actions_sep").join(others)
     share = pct(ordered[0][0].gates.min_same_action_fraction, 0)
-    return {
+    return {  # the matrix's columns are machines and agents: each cell holds for both
+        "matrix_heading": t("verdict_matrix_agents"),
+        "matrix_note": t("verdict_matrix_note_agents"),
         "breakout": breakout,
         "agents_line": t("home_other_agents" if breakout else "home_agents_lede", labels=names, share=share),
     }
