@@ -147,7 +147,9 @@ def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
     ]
     extra_notes = extra.pop("annotations", [])
     layout.update(extra)
-    reach = max(0, lift + 15 * (2 if two else 1) - pitch // 2)  # px the first row's name reaches above the plot
+    # px the first row's name reaches above the plot: its box is a 12 px font's lines (about 16 px each) and the
+    # annotation's padding (1 px around, 1 px of border)
+    reach = max(0, lift + 16 * (2 if two else 1) + 4 - pitch // 2)
     top = [note for note in extra_notes if note.get("yref") == "paper" and note.get("y") == 1]
     for i, note in enumerate(top):  # a line's label goes above the first row's name, not over it; two lines'
         note["yshift"] = reach + 2 + 18 * i  # labels (the reference's and the gate's) one above the other

@@ -430,3 +430,36 @@ def test_a_chart_draw_gives_the_page_back_between_its_steps(server, browser):
     assert plain["traces"] > 0 and plain["annotations"] > 0
     assert errors == []
     page.context.close()
+
+
+@pytest.fixture(scope="module")
+def examples_site(tmp_path_factory):
+    """The example agents' committed runs, built: CartPole, InvertedPendulum (continuous actions) and Pong."""
+    from click.testing import CliRunner
+
+    from conftest import EXAMPLE_RUNS
+    from rtreport_cli.main import main
+
+    out = tmp_path_factory.mktemp("examples") / "site"
+    result = CliRunner().invoke(main, ["build", *map(str, EXAMPLE_RUNS), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.mark.parametrize("width,height", SIZES)
+@pytest.mark.parametrize("lang", ["zh-tw", "en"])
+def test_the_example_agents_pages_draw_and_nothing_overflows(browser, examples_site, lang, width, height):
+    """Other agents' pages (a vector task, continuous actions, another Atari game) draw without an error and keep
+    every chart, table and legend in its box, like Breakout's."""
+    pages = ["index.html"] + [
+        p.relative_to(examples_site / lang).as_posix()
+        for p in sorted((examples_site / lang / "hardware").glob("*/index.html"))
+        if not p.parent.name[-10:].replace("-", "").isdigit()  # each agent's answer page; the dated copies match
+    ]
+    assert len(pages) == 4, pages
+    for rel in pages:
+        page, errors = _open(browser, (examples_site / lang / rel).as_uri(), width, height)
+        assert _draw_all(page) >= (0 if rel == "index.html" else 5), rel
+        problems = page.evaluate(OVERFLOW) + page.evaluate(OVERLAP)
+        assert problems == [] and errors == [], (lang, rel, width, problems[:5], errors[:3])
+        page.context.close()

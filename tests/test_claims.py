@@ -17,11 +17,11 @@ from site_gen.build import display_labels, load_runs
 from site_gen.compare import compare_page
 from site_gen.home import home_page
 from site_gen.study import study_page
-from site_gen.i18n import LANGUAGES, Translator, catalog
+from site_gen.i18n import LANGUAGES, Translator, catalog, for_task
 from site_gen.pages import hardware_page, slugify
 from site_gen.wording import signed
 from site_gen.verdict import Gates
-from tests.conftest import COMMITTED_RUNS
+from tests.conftest import COMMITTED_RUNS, EXAMPLE_RUNS
 
 LANGS = [code for code, _, _ in LANGUAGES]
 # Text left from earlier layouts or claims the data never carried (the audit's list), in both languages.
@@ -47,6 +47,21 @@ def results():
     taken: set = set()
     res = [analyse(run, Gates.load(None)) for run in runs]
     return res, [slugify(r.rows.run["label"], taken) for r in res]
+
+
+def _results(files):
+    runs = load_runs(list(files))
+    for run, label in zip(runs, display_labels(runs)):
+        run.run["display_label"] = label
+    taken: set = set()
+    res = [analyse(run, Gates.load(None)) for run in runs]
+    return res, [slugify(r.rows.run["label"], taken) for r in res]
+
+
+@pytest.fixture(scope="module")
+def examples():
+    """The example agents' committed runs: CartPole (logits), InvertedPendulum (continuous), Pong (an Atari game)."""
+    return _results(EXAMPLE_RUNS)
 
 
 @pytest.fixture(scope="module")
@@ -140,8 +155,10 @@ def page_claims(results, lang) -> dict:
         "compare": lambda t: compare_page(res, slugs, t),
         "study": lambda t: study_page(res, slugs, t),
     }
-    for x, slug in zip(res, slugs):
-        makers[f"hardware/{slug}"] = lambda t, x=x, slug=slug: hardware_page(x, slug, t)
+    for x, slug in zip(res, slugs):  # a machine page in its agent's words, as the site renders it
+        makers[f"hardware/{slug}"] = lambda t, x=x, slug=slug: hardware_page(
+            x, slug, for_task(t, x.rows.run.get("protocol"))
+        )
     from site_gen.history import groups as history_groups, history_page
 
     for label, runs in history_groups(res, slugs):
@@ -283,3 +300,20 @@ def test_an_install_hint_naming_compute_capabilities_is_read_as_not_installed():
     )
     assert reasons.kind("unavailable", hint) == "not_installed"
     assert reasons.kind("unavailable", refusal) == "gpu_not_served"
+
+
+def test_the_example_agents_pages_make_licensed_claims_alike_in_both_languages(examples):
+    said = {lang: page_claims(examples, lang) for lang in LANGS}
+    kinds = set()
+    for lang in LANGS:
+        for page, ledger in said[lang].items():
+            for c in ledger:
+                kinds.add(c["kind"])
+                assert claims.check(c["kind"], c["evidence"]), (page, c)
+    for page in said["en"]:
+        en = sorted((c["kind"], str(c["subject"])) for c in said["en"][page])
+        zh = sorted((c["kind"], str(c["subject"])) for c in said["zh-tw"][page])
+        assert en == zh, page
+    assert {"recommend", "play_identical", "play_inferior", "near_ties", "family_bound", "within_tolerance"} <= kinds, (
+        kinds
+    )
