@@ -115,7 +115,7 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
             where = target.commit()
     if not quiet:
         click.echo("\n".join(lines))
-    say(f"wrote {where}")
+    say(f"wrote repeat {k} into {where}")
     return 0
 
 

@@ -3,10 +3,13 @@ that fits 80 columns without cutting a number, runtimes that did not run grouped
 
 from __future__ import annotations
 
+import json
 import textwrap
 
+import duckdb
 import numpy as np
 
+from rtreport import action_difference
 from rtreport.stats import percentile, same_action_count
 
 COLUMNS = [
@@ -47,8 +50,11 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
     rows = con.execute("SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]).fetchall()
     rows.sort(key=lambda r: order.index(r[0]) if r[0] in order else len(order))
     ref_q = _state_q(con, run_id, reference) if reference else None
+    protocol = _protocol(con, run_id)
+    continuous = protocol.get("action_kind") == "continuous"
+    agreeing = "actions within the tolerance" if continuous else "same action"
     lines = textwrap.wrap(
-        f"first look, reference {reference or 'none'}; same action on the fixed states and in play",
+        f"first look, reference {reference or 'none'}; {agreeing} on the fixed states and in play",
         width=width,
         break_long_words=False,
         break_on_hyphens=False,
@@ -74,6 +80,11 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
         agree = played = "—"
         if rid == reference:
             agree = played = "ref."
+        elif ref_q is not None and q is not None and len(q) == len(ref_q) and continuous:
+            within = action_difference.fixed_states(
+                ref_q, q, protocol["action_low"], protocol["action_high"], float(protocol["action_tolerance"])
+            )["same_actions"]
+            agree = f"{within}/{len(q)}"
         elif ref_q is not None and q is not None and len(q) == len(ref_q):
             agree = f"{same_action_count(ref_q.argmax(1), q.argmax(1))}/{len(q)}"
         same, decisions = con.execute(
@@ -103,6 +114,15 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
         lines.append("not run here:")
         lines += grouped_reasons(unavailable, width)
     return lines
+
+
+def _protocol(con, run_id) -> dict:
+    """The run's stored task (``collect.tasks``' protocol), {} for a file without one."""
+    try:
+        (text,) = con.execute("SELECT protocol FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    except duckdb.Error:  # a file older than the stored protocol
+        return {}
+    return json.loads(text) if text else {}
 
 
 def _state_q(con, run_id, runtime_id):

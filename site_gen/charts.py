@@ -72,6 +72,7 @@ class Chart:
     # the screen-reader summary, a claim: (i18n key, its parameters, claim kind, evidence) (``claims.say``)
     summary: tuple = ("", {}, None, None)
     csv_rows: list[list] = field(default_factory=list)  # unformatted values for the CSV
+    title_params: dict = field(default_factory=dict)  # the title's figures ("the 60 fixed states")
 
 
 def _r(x, digits=4):
@@ -444,4 +445,5 @@ def fixed_states_chart(res: RunResult, t) -> Chart | None:
         "cap_fixed",
         summary,
         csv,
+        {"states": states},
     )

@@ -86,8 +86,9 @@ def workload_text(res: RunResult, t: Translator) -> str:
     listed = len(settings.get("seeds", []))
     ref = res.runtime(res.reference_id) if res.reference_id else None
     played = len(ref.rows.episodes) if ref is not None else 0
+    greedy = (res.rows.run.get("protocol") or {}).get("outputs", "q-values") != "q-values"
     return t(
-        "workload_text",
+        "workload_text_greedy" if greedy else "workload_text",  # ε is a Q-network's; logits and actions have none
         states=settings.get("states", "?"),
         played=f"{played:,}",
         seeds=f"{listed:,}",

@@ -115,7 +115,7 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
     return {
         "id": chart.chart_id,
         "spec_json": spec,
-        "title": t(chart.title),
+        "title": t(chart.title, **chart.title_params),
         "caption": t(chart.caption),
         "summary": (claims.say(t, kind, key, evidence, chart.chart_id, **params) if kind else t(key, **params))
         if key

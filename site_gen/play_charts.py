@@ -60,6 +60,7 @@ def scores_chart(res: RunResult, t) -> Chart | None:
             {
                 "type": "scatter",
                 "mode": "markers",
+                "orientation": "h",  # the groups side by side along the rows (one above the other), not the scores
                 "y": ys,
                 "x": xs,
                 "offsetgroup": who,

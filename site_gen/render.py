@@ -148,7 +148,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
         **ctx,
     ) -> None:
         doing["what"] = f"writing {lang}/{rel + '/' if rel else ''}index.html"
-        t = Translator(lang)
+        t = translator or Translator(lang)  # a machine page's words are its agent's (``i18n.for_task``)
         _install(env, t)
         page = page_frame(lang, rel, title, has_charts, meta_description(description), base_url, kind, image)
         html = env.get_template(template).render(
@@ -156,7 +156,7 @@ def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: st
             page=page,
             plotly_file=PLOTLY,
             plotly_locale=PLOTLY_LOCALE,
-            gates=gates_view(gates, translator or t, page["root"], **(rules or site_rules)),
+            gates=gates_view(gates, t, page["root"], **(rules or site_rules)),
             **ctx,
         )
         html = localize_titles(html, lang)  # titles (table cells, headings, chart labels) in the page's language

@@ -6,16 +6,17 @@ from __future__ import annotations
 from . import claims
 from .analysis import RunResult
 from .findings import failed_why, undecided_why
-from .wording import gate_reason, reproduction, speed, stood_in, twin
+from .wording import WITHHELD_REASON, gate_reason, reproduction, speed, stood_in, twin
 
 GATE_HEADINGS = {"faster": "tables_gate_faster", "agreement": "tables_gate_agreement", "play": "tables_gate_play"}
 
 
 def short_why(r, res: RunResult, t) -> str:
     """Why this verdict, in a line: the speed of a runtime that passes every gate, the failing gates of one that is
-    not adopted, what keeps one undecided; "" where the badge says it all (no verdict, the reference)."""
+    not adopted, what keeps one undecided; for a runtime without a verdict, why the run draws none (a smoke run, no
+    usable reference, a damaged file), else ""."""
     if r.verdict is None:
-        return ""
+        return t(WITHHELD_REASON[res.withheld]) if res.withheld in WITHHELD_REASON and not r.is_reference else ""
     outcome = r.verdict.outcome
     if outcome == "not-adopted":
         return failed_why(r, t)

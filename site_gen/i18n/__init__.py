@@ -97,7 +97,13 @@ class Translator:
 # The words of a policy of Q-values (Breakout's, and every discrete agent's by default), said of the outputs of a
 # policy that has none: action logits, or a continuous action.
 OUTPUT_WORDS = {
-    "en": (("Q-values", "outputs"), ("a Q-value", "an output"), ("Q-value", "output"), ("|ΔQ|", "|Δ output|")),
+    "en": (
+        ("Q-values", "outputs"),
+        ("a Q-value", "an output"),
+        ("Q-value", "output"),
+        ("|ΔQ|", "|Δ output|"),
+        ("Q gap", "output gap"),
+    ),
     "zh-tw": ((" Q 值", "輸出值"), ("Q 值", "輸出值"), ("|ΔQ|", "|Δ 輸出值|")),  # no space left between two CJK words
 }
 # The words of a game (an Atari one's), said of a Gymnasium task's episodes (a message whose whole sentence differs
