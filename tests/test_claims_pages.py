@@ -38,7 +38,17 @@ DESCRIPTIVE = (
     "speed_intro",
     "agreement_intro",
     "play_intro",
-    "workload_text",  # how many samples, states and seeds
+    "workload_text",
+    "workload_text_greedy",  # how many samples, states and seeds
+    "title_fixed",  # the fixed-states chart's title: how many states
+    "speed_intro_task",
+    "agreement_intro_task",
+    "play_intro_task",
+    "play_intro_continuous",  # other agents' introductions
+    "gate_agreement_within",
+    "gate_agreement_tolerance",
+    "gate_play_over_random",  # other agents' gates
+    "card_tensorrt_no_gpu",
     "scope",
     "contents",
     "sum_cross_one",
