@@ -179,12 +179,7 @@ def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
     rows = []
     for r in ran:
         s = r.shadow
-        firsts = s["first_flip_steps"]
-        where = (
-            t("first_flip_at", median=f"{np.median(firsts):.0f}", low=min(firsts), high=max(firsts))
-            if firsts
-            else t("none")
-        )
+        where = _first_steps(s["first_flip_steps"], t)
         pairs = t("sep").join(
             f"{name(a)}→{name(b)} ×{n}" for (a, b), n in sorted(s["pairs"].items(), key=lambda kv: -kv[1])[:3]
         ) or t("none")
@@ -224,6 +219,11 @@ def played_agreement_table(res: RunResult, t: Translator) -> dict | None:
     return {"head": head, "rows": rows}
 
 
+def _first_steps(steps: list, t: Translator) -> str:
+    """The median and range of the steps where each game's first change came."""
+    return t("first_flip_at", median=f"{np.median(steps):.0f}", low=min(steps), high=max(steps)) if steps else t("none")
+
+
 def _continuous_agreement_table(ran: list, t: Translator) -> dict:
     """Continuous actions: decisions within the tolerance, those outside it and the games they fell in, and the
     games where the runtime's action first differed in some bit from the reference's (where it stopped playing
@@ -232,11 +232,7 @@ def _continuous_agreement_table(ran: list, t: Translator) -> dict:
     for r in ran:
         s = r.shadow
         firsts = s["first_unequal_steps"] or []
-        where = (
-            t("first_flip_at", median=f"{np.median(firsts):.0f}", low=min(firsts), high=max(firsts))
-            if firsts
-            else t("none")
-        )
+        where = _first_steps(firsts, t)
         same = pct(s["fraction"], 3)
         if s["zero_upper"] is not None:
             same = t("paren", a=same, b=t("zero_upper_continuous", rate=pct(s["zero_upper"], 4)))

@@ -39,16 +39,6 @@ STALE = (
 )
 
 
-@pytest.fixture(scope="module")
-def results():
-    runs = load_runs(list(COMMITTED_RUNS))
-    for run, label in zip(runs, display_labels(runs)):
-        run.run["display_label"] = label
-    taken: set = set()
-    res = [analyse(run, Gates.load(None)) for run in runs]
-    return res, [slugify(r.rows.run["label"], taken) for r in res]
-
-
 def _results(files):
     runs = load_runs(list(files))
     for run, label in zip(runs, display_labels(runs)):
@@ -56,6 +46,11 @@ def _results(files):
     taken: set = set()
     res = [analyse(run, Gates.load(None)) for run in runs]
     return res, [slugify(r.rows.run["label"], taken) for r in res]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return _results(COMMITTED_RUNS)
 
 
 @pytest.fixture(scope="module")
