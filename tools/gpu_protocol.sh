@@ -1,29 +1,34 @@
 #!/bin/bash
-# The H200 protocol on the lent device machine (docs/gpu-run.md): run from the carried checkout's root.
+# The GPU protocol on the lent device machine (docs/gpu-run.md): run from the carried checkout's root.
+# LABEL names the machine (default nvidia-h200); the file is $LABEL.duckdb there and comes back as
+# $OUT/$LABEL.duckdb.xz; the committed file a fresh lease measures again travels as .whl/$LABEL-pub.duckdb.xz.
 #   stage N      keep carried part N of the libraries (.whl/site.tar.xz.partNN) in /root/p
 #   start        unpack the libraries, copy the checkout to /root/rt, start the full collect detached (no repeats on
 #                its own boot: the file's measurements are boots, one repeat on each fresh lease); one play process
 #                a core (16 on nvidia-h200, 32 on nvidia-h200-x2, whose second GPU stays idle)
-#   wait S       wait up to S seconds for it (or its end), then copy the file, log and Inductor cache to $OUT
+#   wait S       wait up to S seconds for it (or its end), then copy the file and log to $OUT, and the Inductor
+#                cache once the run has ended (NO_CACHE=1: never; the repeats that follow compile from empty)
 #   stop         SIGINT the collect (a clean, resumable file), wait for it, copy as wait does
 #   repeat K N   (after start's run ended, same lease) K repeats of N rounds, each `collect --repeat` its own
-#                process, on the run's file; it comes back as $OUT/h200.duckdb.xz
-#   repeats K N  on a fresh lease: the carried .whl/h200-pub.duckdb.xz (a committed file) and the run's carried
+#                process, on the run's file; it comes back as $OUT/$LABEL.duckdb.xz
+#   repeats K N  on a fresh lease: the carried .whl/$LABEL-pub.duckdb.xz (a committed file) and the run's carried
 #                .whl/inductor-cache.tar.xz, K repeats of N rounds, each `collect --repeat` its own process;
-#                the file comes back xz-compressed as $OUT/h200.duckdb.xz
+#                the file comes back xz-compressed as $OUT/$LABEL.duckdb.xz
 #   fresh K N    as `repeats K N` without the Inductor cache: torch.compile compiles again in each repeat
-#   heldout N    as `repeats 1 N`, on a copy that comes back as $OUT/h200-heldout.duckdb.xz (a held-out
+#   heldout N    as `repeats 1 N`, on a copy that comes back as $OUT/$LABEL-heldout.duckdb.xz (a held-out
 #                repeat: made after the report is built, kept out of the published figures)
 set -u
 R=torch-cuda-fp32,torch-cuda-fp32-graph,torch-cuda-fp16,torch-cuda-fp16-graph,torch-cuda-fp32-compile,torch-cuda-fp16-compile,ort-cuda-fp32,ort-cuda-fp32-graph,ort-cuda-fp16,ort-cuda-fp16-graph,trt-fp32,trt-fp32-graph,trt-fp16,trt-fp16-graph,ort-trt-fp32,ort-trt-fp16,trtrtx-fp32,trtrtx-fp32-graph,trtrtx-fp16,trtrtx-fp16-graph,ort-trtrtx-fp32,ort-trtrtx-fp16
-FILE=/root/h200.duckdb
+LABEL=${LABEL:-nvidia-h200}
+FILE=/root/$LABEL.duckdb
 env_() {   # one GPU measured and played on, also on a host of two
   export PYTHONPATH=/tmp/site:/root/rt PYTHONUNBUFFERED=1 TORCHINDUCTOR_CACHE_DIR=/root/inductor CUDA_VISIBLE_DEVICES=0
   cd /root/rt
 }
-bring() {   # the file xz-compressed: a call brings back files up to about 16 MB
-  xz -c "$FILE" > "$OUT/h200.duckdb.xz"; cp /root/collect.log "$OUT/" 2>/dev/null
-  [ -d /root/inductor ] && tar -C /root -cJf "$OUT/inductor-cache.tar.xz" inductor
+bring() {   # the file xz-compressed: a call brings back files up to about 16 MB; $1: the run has ended
+  xz -T0 -c "$FILE" > "$OUT/$LABEL.duckdb.xz"; cp /root/collect.log "$OUT/" 2>/dev/null
+  [ -n "${1:-}" ] && [ -z "${NO_CACHE:-}" ] && [ -d /root/inductor ] \
+    && tar -C /root -cf - inductor | xz -T0 > "$OUT/inductor-cache.tar.xz"
   tail -c 3000 /root/collect.log; ls -la "$OUT"
 }
 setup() {
@@ -45,37 +50,40 @@ print('onnxruntime', ort.__version__, s.get_providers()[0], s.run(None, {s.get_i
   echo "boot $(cat /proc/sys/kernel/random/boot_id)"
 }
 repeats() {  # $1 repeats of $2 rounds on the carried committed file; $3: the name it comes back as; $4: no cache
-  xz -dc .whl/h200-pub.duckdb.xz > "$FILE" && rm -rf /root/inductor
-  [ -n "${4:-}" ] || tar -C /root -xJf .whl/inductor-cache.tar.xz
+  xz -dc ".whl/$LABEL-pub.duckdb.xz" > "$FILE" && rm -rf /root/inductor
+  if [ -z "${4:-}" ]; then
+    if [ -f .whl/inductor-cache.tar.xz ]; then tar -C /root -xJf .whl/inductor-cache.tar.xz
+    else echo "no .whl/inductor-cache.tar.xz carried: torch.compile compiles from an empty cache"; fi
+  fi
   setup || exit
   for i in $(seq "$1"); do
     date -u +%T; python3 -m rtreport collect --repeat "$FILE" --rounds "$2" > /root/repeat$i.log 2>&1; echo "rc=$?"
     tail -c 1500 /root/repeat$i.log
   done
-  date -u +%T; xz -c "$FILE" > "$OUT/$3.duckdb.xz"; ls -la "$OUT"
+  date -u +%T; xz -T0 -c "$FILE" > "$OUT/$3.duckdb.xz"; ls -la "$OUT"
 }
 case "$1" in
   stage) mkdir -p /root/p && cp .whl/site.tar.xz.part"$2" /root/p/ && ls /root/p ;;
   start)
     setup || exit
-    setsid nohup python3 -m rtreport collect --label nvidia-h200 --out "$FILE" --runtimes "$R" \
+    setsid nohup python3 -m rtreport collect --label "$LABEL" --out "$FILE" --runtimes "$R" \
       --play-workers "$(nproc)" --play-slots 8 --play-mps --repeats 0 > /root/collect.log 2>&1 < /dev/null &
     echo $! > /root/pid; date -u +%T; sleep "${2:-30}"; tail -c 2000 /root/collect.log ;;
   wait)
     P=$(cat /root/pid); end=$((SECONDS + $2))
     while kill -0 "$P" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 5; done
-    date -u +%T; bring ;;
+    date -u +%T; if kill -0 "$P" 2>/dev/null; then bring; else bring ended; fi ;;
   stop)
     P=$(cat /root/pid); kill -INT "$P"; for _ in $(seq 120); do kill -0 "$P" 2>/dev/null || break; sleep 1; done
-    bring ;;
+    bring ended ;;
   repeat)
     env_
     for i in $(seq "${2:-1}"); do
       date -u +%T; python3 -m rtreport collect --repeat "$FILE" --rounds "${3:-5}" > /root/repeat$i.log 2>&1
       echo "rc=$?"; tail -c 1500 /root/repeat$i.log
     done
-    date -u +%T; xz -c "$FILE" > "$OUT/h200.duckdb.xz"; ls -la "$OUT" ;;
-  repeats) repeats "$2" "$3" h200 ;;
-  fresh) repeats "$2" "$3" h200 no-cache ;;
-  heldout) repeats 1 "$2" h200-heldout ;;
+    date -u +%T; xz -T0 -c "$FILE" > "$OUT/$LABEL.duckdb.xz"; ls -la "$OUT" ;;
+  repeats) repeats "$2" "$3" "$LABEL" ;;
+  fresh) repeats "$2" "$3" "$LABEL" no-cache ;;
+  heldout) repeats 1 "$2" "$LABEL-heldout" ;;
 esac
