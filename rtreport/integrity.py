@@ -67,10 +67,31 @@ def forget(con, run_id: str) -> None:
     con.execute(f"DELETE FROM {TABLE} WHERE run_id = ?", [run_id])
 
 
+@dataclass(frozen=True)
+class Damage:
+    """What differs in one table: ``kind`` "gone" (the table), "rows" (another row count), "contents" (the same
+    count, another checksum) or "added" (rows in a table that had none)."""
+
+    kind: str
+    table: str
+    rows: int = 0  # rows now
+    recorded: int = 0  # rows recorded at the run's end
+
+    def __str__(self) -> str:
+        return {
+            "gone": f"table {self.table} is gone ({self.recorded:,} rows recorded)",
+            "rows": f"table {self.table} holds {self.rows:,} rows, {self.recorded:,} recorded at the run's end",
+            "contents": (
+                f"table {self.table} holds as many rows as recorded ({self.rows:,}), but their contents differ (checksum)"
+            ),
+            "added": f"table {self.table} holds rows added after the run's end",
+        }[self.kind]
+
+
 @dataclass
 class Verdict:
     state: str  # "ok", "no checksum recorded", "damaged"
-    problems: list = field(default_factory=list)  # what differs, in words
+    problems: list = field(default_factory=list)  # Damage: what differs
     note: str | None = None  # e.g. a checksum of another DuckDB version not compared
 
     @property
@@ -82,7 +103,7 @@ class Verdict:
             "ok": "every table holds the rows recorded at the run's end",
             "no checksum recorded": "no checksum recorded (a file made before rtreport recorded one, or a "
             "run still going or killed before its session ended)",
-            "damaged": "damaged: " + "; ".join(self.problems),
+            "damaged": "damaged: " + "; ".join(map(str, self.problems)),
         }[self.state]
         return text + (f" ({self.note})" if self.note else "")
 
@@ -103,16 +124,16 @@ def verify(con, run_id: str) -> Verdict:
     now, method, problems, note = measure(con, run_id), _method(), [], None
     for t, n, h, made_by in recorded:
         if t not in now:
-            problems.append(f"table {t} is gone ({n:,} rows recorded)")
+            problems.append(Damage("gone", t, recorded=n))
         elif now[t][0] != n:
-            problems.append(f"table {t} holds {now[t][0]:,} rows, {n:,} recorded at the run's end")
+            problems.append(Damage("rows", t, now[t][0], n))
         elif now[t][1] != h:
             if made_by == method:
-                problems.append(f"table {t} holds {n:,} rows as recorded, but their contents differ (checksum)")
+                problems.append(Damage("contents", t, n, n))
             else:
                 note = (
                     f"checksums made by {made_by.rsplit(', ', 1)[-1]} are not compared by {method.rsplit(', ', 1)[-1]}"
                 )
     extra = sorted(t for t in set(now) - {t for t, *_ in recorded} if now[t][0])
-    problems += [f"table {t} holds rows added after the run's end" for t in extra]
+    problems += [Damage("added", t, now[t][0]) for t in extra]
     return Verdict("damaged" if problems else "ok", problems, note)

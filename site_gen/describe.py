@@ -122,6 +122,22 @@ def tf32_text(numerics: dict, t) -> str:
     return t("paren", a=t(TF32_KEYS[state]), b=shown) if shown else t(TF32_KEYS[state])
 
 
+def table_name(table: str, t: Translator) -> str:
+    """A table of the run file, as the reader's language names it (a table rtreport does not know, as named)."""
+    return t(f"table_{table}") if t.has(f"table_{table}") else table
+
+
+def problem_text(p, t: Translator) -> str:
+    """Rows that failed a check (``validate.Problem``), in the reader's words."""
+    what = t(f"wrong_{p.wrong}", **dict(p.params))
+    return t("problem_rows", table=table_name(p.table, t), runtime=p.runtime_id, rows=f"{p.rows:,}", what=what)
+
+
+def damage_text(d, t: Translator) -> str:
+    """What no longer matches the rows recorded at the run's end (``integrity.Damage``), in the reader's words."""
+    return t(f"damage_{d.kind}", table=table_name(d.table, t), rows=f"{d.rows:,}", recorded=f"{d.recorded:,}")
+
+
 def banners(res: RunResult, t: Translator) -> list[str]:
     """What a reader must know before reading this machine's numbers: how the run ended, what it lacks."""
     run = res.rows.run
@@ -142,9 +158,9 @@ def banners(res: RunResult, t: Translator) -> list[str]:
         out.append(t("drift_banner"))
     out += provenance_banners(run, t)
     if res.rows.problems:
-        out.append(t("invalid_banner", problems="; ".join(str(p) for p in res.rows.problems)))
+        out.append(t("invalid_banner", problems=t("semi").join(problem_text(p, t) for p in res.rows.problems)))
     if res.rows.damaged:
-        out.append(t("damaged_banner", problems=res.rows.damaged))
+        out.append(t("damaged_banner", problems=t("semi").join(damage_text(d, t) for d in res.rows.damaged)))
     ref = res.runtime(res.reference_id)
     if res.withheld == "no-reference":
         out.append(t("no_reference_banner"))

@@ -63,7 +63,8 @@ class RunRows:
     problems: list = field(default_factory=list)  # validate.Problem: rows that failed checks (left out)
     sessions: list = field(default_factory=list)  # each command that wrote the run (the first, every --resume)
     floors: dict = field(default_factory=dict)  # kind -> seconds array (the copy floor of a GPU machine)
-    damaged: str | None = None  # what no longer matches the rows recorded at the run's end
+    damaged: list = field(default_factory=list)  # integrity.Damage: what no longer matches the rows recorded at
+    # the run's end
     repeat_details: dict = field(default_factory=dict)  # repeat -> {runtime id: details}: what each repeat's
     # process said of each runtime (its compile cache, …)
     retaken: list = field(default_factory=list)  # rounds measured again for foreign load: (runtime, round, attempt)
@@ -113,13 +114,13 @@ def load_file(path: Path, allow_invalid: bool = False) -> list[RunRows]:
         if damaged and not allow_invalid:
             raise UserError(
                 f"{path} is refused: it no longer holds the rows recorded at its run's end "
-                f"({'; '.join(p for v in damaged for p in v.problems)[:400]}); copy it again from where "
+                f"({'; '.join(str(p) for v in damaged for p in v.problems)[:400]}); copy it again from where "
                 "it was measured, or rtreport build --allow-invalid publishes it marked damaged"
             )
         runs = [_read(con, path, run_id, allow_invalid) for run_id in ids]
         for run in runs:
             found = verdicts[run.run["run_id"]]
-            run.damaged = "; ".join(found.problems) if found.damaged else None
+            run.damaged = found.problems if found.damaged else []
         if not runs:
             raise UserError(f"{path} holds no run: damaged or edited by hand")
         return runs

@@ -171,6 +171,11 @@ def test_non_finite_or_negative_latency_is_refused_unless_allowed(quick_run, tmp
     assert result.exit_code == 0, result.output
     en, zh = _page(tmp_path / "s"), _page(tmp_path / "s", "zh-tw")
     assert "failed validation" in en and "未通過資料檢查" in zh
+    assert (
+        "table latency, runtime ort-cpu-fp32: a latency that is not a finite, non-negative number of seconds, "
+        f"in {n:,} of its rows" in en
+    )
+    assert f"延遲量測資料表、執行環境 ort-cpu-fp32：有 {n:,} 列的延遲不是有限且非負的秒數" in zh
     assert "deployment-worthy" not in en.split("<main", 1)[1] and "-1.000" not in en
 
 
