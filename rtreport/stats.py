@@ -313,29 +313,39 @@ def probability_of_improvement(x, y) -> float:
 
 
 def probability_of_improvement_ci(x, y, resamples: int = 2_000, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """``stratified_ci(x, y, probability_of_improvement)``, the same figures bit for bit, all resamples at once:
-    the same draws in the same order, and each resample's pair counts in integers (so no rounding differs)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
+    """95 % CI of ``probability_of_improvement(x, y)`` for paired scores (``x[i]`` and ``y[i]``: one seed's games),
+    resampling seeds, each with both its games: ``paired_ci(x, y, probability_of_improvement)`` bit for bit, all
+    resamples at once (each resample's pair counts in integers, so no rounding differs). Games on the same seeds are
+    not two independent samples; two runtimes that played the very same games get exactly ½ in every resample."""
+    x, y = _paired(x, y)
     rng = np.random.default_rng(seed)
-    ix, iy = np.empty((resamples, x.size), dtype=np.intp), np.empty((resamples, y.size), dtype=np.intp)
+    idx = np.empty((resamples, x.size), dtype=np.intp)
     for i in range(resamples):
-        ix[i], iy[i] = rng.integers(0, x.size, x.size), rng.integers(0, y.size, y.size)
+        idx[i] = rng.integers(0, x.size, x.size)
     levels, codes = np.unique(np.concatenate([x, y]), return_inverse=True)
     rows = np.arange(resamples)[:, None] * levels.size
     hx, hy = (
-        np.bincount((rows + c[i]).ravel(), minlength=resamples * levels.size).reshape(resamples, -1)
-        for c, i in ((codes[: x.size], ix), (codes[x.size :], iy))
+        np.bincount((rows + c[idx]).ravel(), minlength=resamples * levels.size).reshape(resamples, -1)
+        for c in (codes[: x.size], codes[x.size :])
     )
     twice = 2 * (hx * (np.cumsum(hy, axis=1) - hy)).sum(axis=1) + (hx * hy).sum(axis=1)  # 2·(x > y) + (x = y)
-    values = (twice / 2) / (x.size * y.size)
+    values = (twice / 2) / (x.size * x.size)
     return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
 
 
-def stratified_ci(x, y, statistic, resamples: int = 2_000, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """95 % CI of ``statistic(x, y)``, resampling x and y each with replacement."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
+def paired_ci(x, y, statistic, resamples: int = 2_000, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """95 % CI of ``statistic(x, y)`` for paired samples, resampling pairs (the same indices of x and y)."""
+    x, y = _paired(x, y)
     rng = np.random.default_rng(seed)
-    values = np.array(
-        [statistic(x[rng.integers(0, x.size, x.size)], y[rng.integers(0, y.size, y.size)]) for _ in range(resamples)]
-    )
+    values = []
+    for _ in range(resamples):
+        i = rng.integers(0, x.size, x.size)
+        values.append(statistic(x[i], y[i]))
     return float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))
+
+
+def _paired(x, y) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.ndim != 1 or not x.size:
+        raise ValueError(f"paired samples need two equal, non-empty lists (got {x.size} and {y.size})")
+    return x, y

@@ -220,15 +220,16 @@ def analyse(run: RunRows, gates: Gates) -> RunResult:
                 fraction = gates.play_margin_over_random if over_random else gates.play_margin
                 r.play = play_test(rt, reference, run.run, fraction, run.random_scores)
                 r.check = standing_check(rt, reference, run.run)
-                ref_by_seed = _scores_by_seed(reference)
-                ref_scores = [ref_by_seed[s] for s in sorted(_scores_by_seed(rt)) if s in ref_by_seed]
-                if len(ref_scores) >= 2:
+                ref_by_seed, own_by_seed = _scores_by_seed(reference), _scores_by_seed(rt)
+                shared = [s for s in sorted(own_by_seed) if s in ref_by_seed]
+                own, ref_scores = [own_by_seed[s] for s in shared], [ref_by_seed[s] for s in shared]
+                if len(shared) >= 2:  # paired by seed: the games of one seed are one observation
                     r.secondary = {
                         "iqm": stats.interquartile_mean(scores),
                         "iqm_ci": stats.iqm_ci(scores),
                         "iqm_reference": stats.interquartile_mean(ref_scores),
-                        "poi": stats.probability_of_improvement(scores, ref_scores),
-                        "poi_ci": stats.probability_of_improvement_ci(scores, ref_scores),
+                        "poi": stats.probability_of_improvement(own, ref_scores),
+                        "poi_ci": stats.probability_of_improvement_ci(own, ref_scores),
                     }
         r.reproduction = reproduction(rt, run)
         if reference is not None and not r.is_reference:

@@ -152,17 +152,28 @@ def test_clustered_agreement_and_the_zero_flip_bound():
     assert list(stats.margin_bin([0.0, 5e-7, 0.05, 2.0])) == [0, 0, 5, 7]
 
 
-@pytest.mark.parametrize("kind", ["scores with ties", "continuous", "one each side"])
-def test_the_probability_of_improvement_interval_is_the_stratified_bootstrap_bit_for_bit(kind):
+@pytest.mark.parametrize("kind", ["scores with ties", "continuous", "one pair"])
+def test_the_probability_of_improvement_interval_is_the_paired_bootstrap_bit_for_bit(kind):
     rng = np.random.default_rng(7)
     x, y = {
-        "scores with ties": (rng.integers(0, 12, 40), rng.integers(0, 12, 300)),
-        "continuous": (rng.normal(size=57), rng.normal(0.2, size=33)),
-        "one each side": ([3.0], [3.0]),
+        "scores with ties": (rng.integers(0, 12, 40), rng.integers(0, 12, 40)),
+        "continuous": (rng.normal(size=57), rng.normal(0.2, size=57)),
+        "one pair": ([3.0], [3.0]),
     }[kind]
-    assert stats.probability_of_improvement_ci(x, y, resamples=500) == stats.stratified_ci(
+    assert stats.probability_of_improvement_ci(x, y, resamples=500) == stats.paired_ci(
         x, y, stats.probability_of_improvement, resamples=500
     )
+
+
+def test_the_very_same_games_give_one_half_and_no_spread():
+    """Seeds are shared: two runtimes that scored alike on every seed are not two samples that might differ."""
+    scores = np.random.default_rng(3).integers(-21, 0, 100).astype(float)
+    assert stats.probability_of_improvement(scores, scores) == 0.5
+    assert stats.probability_of_improvement_ci(scores, scores) == (0.5, 0.5)
+    better = scores + 1  # one point more on every seed
+    assert stats.probability_of_improvement_ci(better, scores)[0] > 0.5
+    with pytest.raises(ValueError, match="equal"):
+        stats.probability_of_improvement_ci([1.0, 2.0], [1.0])
 
 
 def test_first_divergence_of_equal_traces_of_any_kind():
