@@ -275,7 +275,7 @@ def _measure(
                 f"rtreport build {stale} shows what it measured"
             )
     if stored:
-        came = f" from {source}, left by a run that stopped unexpectedly," if source != out else ""
+        came = f" from {source} (left by a run that stopped unexpectedly)" if source != out else ""
         say(
             f"resuming run {stored['run_id']} of {stored['label']} ({stored['status']}){came}: measuring what it "
             f"still lacks, written as {target.partial.name} until this session ends"

@@ -6,8 +6,9 @@
 #   start        unpack the libraries, copy the checkout to /root/rt, start the full collect detached (no repeats on
 #                its own boot: the file's measurements are boots, one repeat on each fresh lease); one play process
 #                a core (16 on nvidia-h200, 32 on nvidia-h200-x2, whose second GPU stays idle)
-#   wait S       wait up to S seconds for it (or its end), then copy the file and log to $OUT, and the Inductor
-#                cache once the run has ended (NO_CACHE=1: never; the repeats that follow compile from empty)
+#   wait S       wait up to S seconds for it (or its end), then copy the file and log to $OUT (while it runs:
+#                its partial file and log, as $OUT/$LABEL.partial.tar.xz, which `collect --resume` continues),
+#                and the Inductor cache once the run has ended (NO_CACHE=1: never; the repeats compile from empty)
 #   stop         SIGINT the collect (a clean, resumable file), wait for it, copy as wait does
 #   repeat K N   (after start's run ended, same lease) K repeats of N rounds, each `collect --repeat` its own
 #                process, on the run's file; it comes back as $OUT/$LABEL.duckdb.xz
@@ -26,7 +27,17 @@ env_() {   # one GPU measured and played on, also on a host of two
   cd /root/rt
 }
 bring() {   # the file xz-compressed: a call brings back files up to about 16 MB; $1: the run has ended
-  xz -T0 -c "$FILE" > "$OUT/$LABEL.duckdb.xz"; cp /root/collect.log "$OUT/" 2>/dev/null
+  if [ -f "$FILE" ]; then
+    xz -T0 -c "$FILE" > "$OUT/$LABEL.duckdb.xz"
+  else   # still running: the file is written as .NAME.PID.partial (and its .wal) until the run ends; a copy of
+    # both, taken while it writes, is what `collect --resume` continues from if the lease is lost
+    part=$(ls -t /root/."$LABEL".duckdb.*.partial 2>/dev/null | head -1)
+    if [ -n "$part" ]; then
+      (cd /root && tar -cf - "$(basename "$part")" $(ls "$(basename "$part")".wal 2>/dev/null)) \
+        | xz -T0 > "$OUT/$LABEL.partial.tar.xz"
+    fi
+  fi
+  cp /root/collect.log "$OUT/" 2>/dev/null
   [ -n "${1:-}" ] && [ -z "${NO_CACHE:-}" ] && [ -d /root/inductor ] \
     && tar -C /root -cf - inductor | xz -T0 > "$OUT/inductor-cache.tar.xz"
   tail -c 3000 /root/collect.log; ls -la "$OUT"
