@@ -82,7 +82,8 @@ class Damage:
             "gone": f"table {self.table} is gone ({self.recorded:,} rows recorded)",
             "rows": f"table {self.table} holds {self.rows:,} rows, {self.recorded:,} recorded at the run's end",
             "contents": (
-                f"table {self.table} holds as many rows as recorded ({self.rows:,}), but their contents differ (checksum)"
+                f"table {self.table} holds as many rows as recorded ({self.rows:,}), "
+                "but their contents differ (checksum)"
             ),
             "added": f"table {self.table} holds rows added after the run's end",
         }[self.kind]

@@ -25,7 +25,7 @@ def answer_lines(res: RunResult, t) -> list[dict]:
     if res.withheld or rec is None:
         lines = [_line("answer", t, recommendation_text(res, t))]
     else:
-        lines = _recommended(res, rec["runtime"], t)
+        lines = _recommended(res, rec, t)
     judged = [r for r in res.runtimes if r.verdict]
     worthy = [
         r for r in judged if r.verdict.outcome == "deployment-worthy" and (rec is None or r is not rec["runtime"])
@@ -77,21 +77,22 @@ def answer_lines(res: RunResult, t) -> list[dict]:
     return lines
 
 
-def _recommended(res: RunResult, r, t) -> list[dict]:
-    q, ref = res.gates.speed_statistic, res.runtime(res.reference_id)
+def _recommended(res: RunResult, rec: dict, t) -> list[dict]:
+    q, ref, r = res.gates.speed_statistic, res.runtime(res.reference_id), rec["runtime"]
     rid = r.rows.runtime_id
     others = [x.ratio[0] for x in res.runtimes if x.verdict and x.verdict.outcome == "deployment-worthy" and x.ratio]
-    use = claims.say(
-        t,
-        "recommend",
-        # a runtime whose Q-values differ between processes says so here, on the first screen (the "Mind" line
-        # below gives the counts)
-        ("ans_use_mind" if r.reproduction and r.reproduction["reproducible"] is False else "ans_use")
-        + ("_only" if len(others) == 1 else ""),  # the one that passes is not "the fastest of those that do"
-        {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others},
-        rid,
-        runtime=r.rows.title,
-    )
+    # a runtime whose Q-values differ between processes says so here, on the first screen (the "Mind" line below
+    # gives the counts)
+    key = "ans_use_mind" if r.reproduction and r.reproduction["reproducible"] is False else "ans_use"
+    evidence = {"outcome": r.verdict.outcome, "ratio": r.ratio[0], "others": others, "versus": rec["versus"]}
+    if rec["runner_up"] is None:  # the one that passes is not "the fastest of those that do"
+        use = claims.say(t, "recommend", key + "_only", evidence, rid, runtime=r.rows.title)
+    elif claims.check("recommend_paired", evidence):  # faster than the next, by their own ratio's interval
+        use = claims.say(t, "recommend_paired", key, evidence, rid, runtime=r.rows.title)
+    else:  # fastest by point estimate only: the next one is not shown slower
+        use = claims.say(
+            t, "recommend_point", key + "_point", evidence, rid, runtime=r.rows.title, other=rec["runner_up"].rows.title
+        )
     ratio = r.ratios[q]
     fast = claims.say(
         t,

@@ -153,6 +153,28 @@ KINDS = {
         "it passes all three gates and has the lowest ratio of those that do",
         lambda e: e["outcome"] == "deployment-worthy" and e["ratio"] <= min(e["others"], default=e["ratio"]),
     ),
+    # the recommendation called the fastest outright: its own per-round ratio to the next that passes lies below 1
+    "recommend_paired": (
+        "it passes all three gates, has the lowest ratio of those that do, and the whole interval of its own "
+        "per-round ratio to the next one lies below 1",
+        lambda e: (
+            e["outcome"] == "deployment-worthy"
+            and e["ratio"] <= min(e["others"], default=e["ratio"])
+            and e["versus"] is not None
+            and e["versus"]["high"] < 1 - TOL
+        ),
+    ),
+    # ... and where that interval holds 1 (or the two were not timed in the same rounds): fastest by point estimate,
+    # and not shown faster than the next
+    "recommend_point": (
+        "it passes all three gates and has the lowest ratio of those that do; its own per-round ratio to the next "
+        "one holds 1, or there is none",
+        lambda e: (
+            e["outcome"] == "deployment-worthy"
+            and e["ratio"] <= min(e["others"], default=e["ratio"])
+            and (e["versus"] is None or _holds(e["versus"], 1))
+        ),
+    ),
     # the fixed states computed again in fresh processes (repeats), compared bit for bit with the first time
     "reproducible": (
         "every repeat's Q-values equal the first measurement's bit for bit on every state compared, in "

@@ -14,6 +14,7 @@ from conftest import without_repeats
 from rtreport import latency_stats as ls
 from site_gen import claims
 from site_gen.analysis import analyse, head_to_head
+from site_gen.answer import answer_lines
 from site_gen.findings import recommendation, recommendation_text, sentences
 from site_gen.speed_charts import speed_chart
 from site_gen.home import headline
@@ -68,6 +69,8 @@ def _run(*runtimes) -> RunRows:
             "status": "complete",
             "reference_runtime": runtimes[0].runtime_id,
             "settings": {},
+            "model_path": "model.pt",
+            "model_sha256": "0" * 64,
         },
         list(runtimes),
     )
@@ -104,6 +107,8 @@ def test_a_candidate_faster_in_every_round_is_never_called_a_tie():
         assert tie_words not in text and "b" in text
     rec = recommendation(res)
     assert rec["runtime"] is ra and rec["tie"] is False and rec["versus"]["high"] < 1  # … yet A is faster
+    first = answer_lines(res, Translator("en"))[0]["text"]  # the machine page's first line: the fastest, outright
+    assert first == "a: it passes all three gates and is the fastest of those that do."
 
 
 def test_the_same_runtimes_are_a_tie_when_their_own_ratio_holds_one():
@@ -117,6 +122,10 @@ def test_the_same_runtimes_are_a_tie_when_their_own_ratio_holds_one():
     assert "cannot be told apart" in recommendation_text(res, Translator("en"))
     rec = recommendation(res)
     assert rec["tie"] and rec["versus"]["low"] <= 1 <= rec["versus"]["high"]
+    first = {lang: answer_lines(res, Translator(lang))[0]["text"] for lang in ("en", "zh-tw")}
+    assert first["en"].startswith(f"{rec['runtime'].rows.title}: it passes all three gates and is the fastest")
+    assert first["en"].endswith(f"by point estimate, not shown faster than the next, {rec['runner_up'].rows.title}.")
+    assert "依點估計" in first["zh-tw"] and "未能證明" in first["zh-tw"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-tw"])
