@@ -18,6 +18,9 @@
 #   fresh K N    as `repeats K N` without the Inductor cache: torch.compile compiles again in each repeat
 #   heldout N    as `repeats 1 N`, on a copy that comes back as $OUT/$LABEL-heldout.duckdb.xz (a held-out
 #                repeat: made after the report is built, kept out of the published figures)
+#   smoke        before a protocol lease: this code on this lease, every runtime of the protocol in the quick
+#                profile with one fresh-process repeat, played as the protocol plays; the file comes back as
+#                $OUT/$LABEL-smoke.duckdb.xz (a check: it decides nothing and is never published)
 set -u
 R=torch-cuda-fp32,torch-cuda-fp32-graph,torch-cuda-fp16,torch-cuda-fp16-graph,torch-cuda-fp32-compile,torch-cuda-fp16-compile,ort-cuda-fp32,ort-cuda-fp32-graph,ort-cuda-fp16,ort-cuda-fp16-graph,trt-fp32,trt-fp32-graph,trt-fp16,trt-fp16-graph,ort-trt-fp32,ort-trt-fp16,trtrtx-fp32,trtrtx-fp32-graph,trtrtx-fp16,trtrtx-fp16-graph,ort-trtrtx-fp32,ort-trtrtx-fp16
 LABEL=${LABEL:-nvidia-h200}
@@ -97,4 +100,10 @@ case "$1" in
   repeats) repeats "$2" "$3" "$LABEL" ;;
   fresh) repeats "$2" "$3" "$LABEL" no-cache ;;
   heldout) repeats 1 "$2" "$LABEL-heldout" ;;
+  smoke)
+    setup || exit; date -u +%T
+    python3 -m rtreport collect --quick --label "$LABEL" --out "$FILE" --runtimes "$R" --play-workers "$(nproc)" \
+      --play-slots 8 --play-mps --repeats 1 > /root/collect.log 2>&1 < /dev/null
+    echo "rc=$?"; date -u +%T; grep -v "^\[" /root/collect.log | tail -c 6000
+    xz -T0 -c "$FILE" > "$OUT/$LABEL-smoke.duckdb.xz"; ls -la "$OUT" ;;
 esac
