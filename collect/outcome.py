@@ -22,15 +22,25 @@ CANNOT_WRITE = 4
 class Tally:
     tried: int
     measured: list = field(default_factory=list)
-    failed: list = field(default_factory=list)  # (runtime id, reason)
+    failed: list = field(default_factory=list)  # (runtime id, reason, status): not measured after all
 
     def line(self) -> str:
         text = f"{len(self.measured)} of {self.tried} runtime{'s' * (self.tried != 1)} measured"
         if not self.failed:
             return text
         if not self.measured:
-            return f"{text} ({'; '.join(f'{rid}: {why}' for rid, why in self.failed)[:600]})"
-        return f"{text}, {len(self.failed)} failed (listed above)"
+            return f"{text} ({'; '.join(f'{rid}: {why}' for rid, why, _ in self.failed)[:600]})"
+        # failed: an error while measuring; unavailable: found unable to run as it was prepared (its library
+        # present, a provider or device it needs not)
+        said = [
+            f"{n} {word}"
+            for word, n in (
+                ("failed", sum(st == "failed" for *_, st in self.failed)),
+                ("could not run", sum(st != "failed" for *_, st in self.failed)),
+            )
+            if n
+        ]
+        return f"{text}, {' and '.join(said)} (listed above)"
 
 
 def tally(con, run_id: str, tried: list[str]) -> Tally:
@@ -47,7 +57,7 @@ def tally(con, run_id: str, tried: list[str]) -> Tally:
         if st == "available":
             out.measured.append(rid)
         else:
-            out.failed.append((rid, why or st))
+            out.failed.append((rid, why or st, st))
     return out
 
 

@@ -13,7 +13,8 @@ KINDS = (  # (kind, words that identify it), first match wins
     ("no_cuda_torch", ("no cuda device visible to pytorch",)),
     ("no_gpu", ("no cuda gpu",)),
     ("no_triton", ("triton",)),
-    ("provider_missing", ("executionprovider is not in onnxruntime", "did not load")),
+    ("provider_missing", ("executionprovider is not in onnxruntime",)),
+    ("provider_not_loaded", ("did not load",)),
     ("not_installed", ("is not installed", "not installed")),
     ("onnx_model", ("given as onnx",)),
     # files made before TensorRT's engines took every agent's input

@@ -297,6 +297,22 @@ def test_an_install_hint_naming_compute_capabilities_is_read_as_not_installed():
     assert reasons.kind("unavailable", refusal) == "gpu_not_served"
 
 
+def test_an_execution_provider_that_did_not_load_is_not_said_to_be_missing():
+    """ONNX Runtime lists its TensorRT EP on the H200, whose TensorRT libraries are not there: the provider is in
+    the installed ONNX Runtime and did not load, which is not "the installed ONNX Runtime lacks it"."""
+    from collect.outcome import Tally
+    from site_gen import reasons
+
+    loaded = (
+        "TensorrtExecutionProvider did not load (Please install TensorRT libraries as mentioned in the GPU "
+        "requirements page; session providers: CUDAExecutionProvider, CPUExecutionProvider)"
+    )
+    assert reasons.kind("unavailable", loaded) == "provider_not_loaded"
+    assert reasons.kind("unavailable", "TensorrtExecutionProvider is not in onnxruntime") == "provider_missing"
+    tally = Tally(3, ["a"], [("b", loaded, "unavailable"), ("c", "CUDA error", "failed")])
+    assert tally.line() == "1 of 3 runtimes measured, 1 failed and 1 could not run (listed above)"
+
+
 def test_the_example_agents_pages_make_licensed_claims_alike_in_both_languages(examples):
     said = {lang: page_claims(examples, lang) for lang in LANGS}
     kinds = set()
