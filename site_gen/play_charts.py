@@ -1,12 +1,10 @@
 """The play figures: each runtime's same-seed score difference from the reference (the play test's mean and
-repeated CI against the margin, over each seed's difference), and its score distribution beside the reference's on
-the same seeds."""
+repeated CI against the margin, drawn at the scale where the test decides), and its score distribution beside the
+reference's on the same seeds."""
 
 from __future__ import annotations
 
 import functools
-import math
-from collections import Counter
 
 import numpy as np
 
@@ -26,13 +24,6 @@ def _judged_seeds(res: RunResult, r) -> list[int]:
         return []
     shared = set(p["seeds"])
     return [s for s in design(res.rows.run)[0] if s in shared][: r.play["n"]]
-
-
-def _differences_at_stop(res: RunResult, r) -> list[float]:
-    """The runtime's per-seed score differences from the reference over the seeds its play test was judged on."""
-    p = r.paired_vs_reference
-    diffs = dict(zip(p["seeds"], p["differences"])) if p else {}
-    return [diffs[s] for s in _judged_seeds(res, r)]
 
 
 def scores_chart(res: RunResult, t) -> Chart | None:
@@ -145,6 +136,16 @@ def _same_seed_scores(res: RunResult, r) -> dict:
     return {"it": [mine[s] for s in seeds], "reference": [mine[s] - diffs[s] for s in seeds]}
 
 
+def decision_range(tested) -> list[float]:
+    """The x range where the test decides: every interval, every margin and zero, with room on both sides. Each
+    seed's own difference (hundreds of points in Breakout, where the intervals span a few) is the CSV's: drawn
+    here it set the axis, and on a phone the intervals and the margin shrank to a few pixels beside zero."""
+    xs = [0.0] + [-r.play["margin"] for r in tested] + [x for r in tested for x in (r.play["low"], r.play["high"])]
+    low, high = min(xs), max(xs)
+    pad = 0.2 * max(high - low, 1e-6)
+    return [_r(low - pad, 3), _r(high + pad, 3)]
+
+
 def play_chart(res: RunResult, t) -> Chart | None:
     """The play test: mean same-seed difference with its repeated CI, against the margin."""
     tested = [r for r in res.runtimes if r.play]
@@ -152,27 +153,6 @@ def play_chart(res: RunResult, t) -> Chart | None:
         return None
     names = [r.rows.title for r in tested]
     margin = tested[0].play["margin"]
-    # each seed's paired difference at the look the test stopped (the study's figure), under the mean and its CI
-    # seeds with the same difference share one dot, its area growing with their number (1,200 seeds a runtime would
-    # otherwise weigh the page down by their repeated names)
-    dots = [
-        (r.rows.title, _color(res, r.rows.runtime_id), x, n)
-        for r in tested
-        for x, n in sorted(Counter(_r(d, 1) for d in _differences_at_stop(res, r)).items())
-    ]
-    seeds = {
-        "type": "scatter",
-        "mode": "markers",
-        "y": [d[0] for d in dots],
-        "x": [d[2] for d in dots],
-        "name": t("play_seed_dots"),
-        "hoverinfo": "skip",
-        "marker": {
-            "size": [round(min(4 + 1.2 * math.sqrt(d[3] - 1), 16), 1) for d in dots],
-            "opacity": 0.35,
-            "color": [d[1] for d in dots],
-        },
-    }
     trace = {
         "type": "scatter",
         "mode": "markers",
@@ -206,16 +186,14 @@ def play_chart(res: RunResult, t) -> Chart | None:
         if len(margins) == 1
         else t("range_to", low=signed(-margins[-1], 1), high=signed(-margins[0], 1))
     )
-    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=x), "right")
-    zero, same = _vline(0, ZERO_LINE, t("ref_line_play"), "left")
-    fig = set_margins(
-        {
-            "data": [seeds, trace],
-            "layout": _rows_layout(
-                t, len(tested), t("axis_paired_diff"), names, shapes=[zero, g], annotations=same + note
-            ),
-        }
-    )
+    g, note = _vline(-margin, GATE_LINE, t("gate_line_play", x=x))
+    zero, same = _vline(0, ZERO_LINE, t("ref_line_play"))
+    layout = _rows_layout(t, len(tested), t("axis_paired_diff"), names, shapes=[zero, g], annotations=same + note)
+    low, high = layout["xaxis"]["range"] = decision_range(tested)
+    for note in layout["annotations"]:  # a line's label reaches into the plot, never out past its edge
+        if note.get("xref") == "x":
+            note["xanchor"] = "left" if note["x"] - low < (high - low) / 2 else "right"
+    fig = set_margins({"data": [trace], "layout": layout})
     rows, csv = [], []
     for r in tested:
         s, p, ref = r.scores, r.play, r.scores_reference or {}

@@ -81,6 +81,15 @@ def test_the_play_chart_draws_the_reference_and_the_margin_both_labelled(charts)
     assert lines[0.0] == t("ref_line_play") and len(lines) == 2
     assert [x for x in lines if x < 0] and all(lines.values())
     assert margin["hovertemplate"].count("<br>") >= 2
+    # drawn where the test decides: every interval, margin and zero inside the axis, and no wider than the test
+    # needs (each seed's own difference, hundreds of points apart in Breakout, would shrink them to pixels)
+    low, high = charts["play"].figure["layout"]["xaxis"]["range"]
+    ends = [*lines, *(m - e for m, e in zip(margin["x"], margin["error_x"]["arrayminus"]))]
+    ends += [m + e for m, e in zip(margin["x"], margin["error_x"]["array"])]
+    assert low < min(ends) and max(ends) < high and high - low <= 1.5 * (max(ends) - min(ends)) + 1e-6
+    assert len(charts["play"].figure["data"]) == 1
+    for note in (a for a in charts["play"].figure["layout"]["annotations"] if a.get("xref") == "x"):
+        assert note["xanchor"] == ("left" if note["x"] < (low + high) / 2 else "right")  # its label reaches inwards
 
 
 def test_hover_texts_come_on_short_lines():
