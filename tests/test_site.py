@@ -553,3 +553,31 @@ def test_a_machine_page_opens_with_the_studys_summary_lines(published_site, lang
     assert found[:5] == labels, found
     play = re.findall(r"<dd>(.*?)</dd>", summary)[3]
     assert re.search(r"[−-]\d+\.\d\d", play) and ("margin" in play or "容許界線" in play)  # a mean, against the margin
+
+
+def test_every_link_between_pages_leads_somewhere(published_site):
+    """Every relative link of every page reaches a file of the site, and every #fragment an element of its page (a
+    machine page's links to the method's sections, the tables page's tables, a folded part)."""
+    from urllib.parse import unquote, urlsplit
+
+    site, ids, broken = published_site, {}, []
+
+    def ids_of(path):
+        if path not in ids:
+            ids[path] = set(re.findall(r'\sid="([^"]+)"', path.read_text())) if path.suffix == ".html" else set()
+        return ids[path]
+
+    for page in site.rglob("*.html"):
+        for href in re.findall(r'\shref="([^"]+)"', page.read_text()):
+            parts = urlsplit(html.unescape(href))
+            if parts.scheme or parts.netloc:
+                continue  # outside the site
+            path = unquote(parts.path)
+            # the 404 page links from the site's root, being served at any missing address
+            target = (site / path.lstrip("/") if path.startswith("/") else page.parent / path) if path else page
+            target = target.resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file() or (parts.fragment and parts.fragment not in ids_of(target)):
+                broken.append(f"{page.relative_to(site)}: {href}")
+    assert not broken, broken[:20]
