@@ -57,7 +57,13 @@ class OutputFile:
     def _lock(self) -> None:
         before = _read_pid(self.lock_path)  # a lock file left by a process that was killed outright
         while True:
-            fd = os.open(self.lock_path, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fd = os.open(self.lock_path, os.O_CREAT | os.O_RDWR, 0o644)
+            except OSError as e:  # a folder that takes no new file (/proc, a read-only mount as root)
+                why = e.strerror or str(e)
+                raise UserError(
+                    f"cannot write {self.out}: folder {self.out.parent} takes no new file ({why})"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as e:

@@ -94,6 +94,14 @@ def _check_out(out: Path) -> None:
             raise UserError(f"--out {out} is not empty and was not built by rtreport; choose an empty folder")
     if not out.parent.is_dir():
         raise UserError(f"--out {out}: folder {out.parent} does not exist")
+    probe = out.with_name(f".{out.name}.probe-{os.getpid()}")  # the site is built beside --out, then swapped in
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as e:
+        raise UserError(
+            f"cannot write --out {out}: folder {out.parent} takes no new folder ({e.strerror or e})"
+        ) from None
 
 
 MANIFEST = ".rtreport-manifest"  # every file the build wrote, one relative path a line: the others are the user's

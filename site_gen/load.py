@@ -83,6 +83,8 @@ def open_run_file(path: Path):
     (UserError) for a missing or unreadable one. The caller closes it."""
     import duckdb
 
+    if path.is_dir():
+        raise UserError(f"{path} is a folder, not a run file (rtreport build takes a folder of them)")
     if not path.is_file():
         raise UserError(f"{path}: no such file")
     try:

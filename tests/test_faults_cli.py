@@ -32,6 +32,21 @@ def test_build_into_the_current_folder_is_refused_with_one_line(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "empty"]
 
 
+def test_a_folder_that_takes_no_new_file_is_one_line(tmp_path, monkeypatch):
+    """/proc looks writable to root and takes no new file: collect's --out, build's --out, and a folder given to
+    check are each one line that names the real problem, not a traceback or the input file."""
+    from conftest import COMMITTED_RUNS
+
+    monkeypatch.chdir(tmp_path)
+    line = _one_line(CliRunner().invoke(main, ["collect", "--quick", "--out", "/proc/x.duckdb"]))
+    assert line.startswith("Error: cannot write /proc/x.duckdb: folder /proc takes no new file (")
+    line = _one_line(CliRunner().invoke(main, ["build", str(COMMITTED_RUNS[0]), "--out", "/proc/site"]))
+    assert line.startswith("Error: cannot write --out /proc/site: folder /proc takes no new folder (")
+    line = _one_line(CliRunner().invoke(main, ["check", str(tmp_path)]))
+    assert line == f"Error: {tmp_path} is a folder, not a run file (rtreport build takes a folder of them)"
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_data_being_a_file_is_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").write_text("a file, not a folder")
