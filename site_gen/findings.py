@@ -202,13 +202,19 @@ def trade_off(res: RunResult, t) -> list[str]:
     q, out = res.gates.speed_statistic, []
     v = head_to_head(fast, best, q)
     pair = f"{fast.rows.runtime_id}/{best.rows.runtime_id}"
+    # "the fastest exact" outright only where its own ratio to the next exact one lies below 1; else by point
+    # estimate, the next one named
+    second = exact[1] if len(exact) > 1 else None
+    versus = head_to_head(best, second, q) if second is not None else None
+    point = "_point" if second is not None and (versus is None or versus["high"] >= 1) else ""
+    named = {"second": second.rows.title} if point else {}
     out.append(
-        t("trade_speed_unpaired", fast=fast.rows.title, exact=best.rows.title)
+        t("trade_speed_unpaired" + point, fast=fast.rows.title, exact=best.rows.title, **named)
         if v is None
         else claims.say(
             t,
             claims.speed_kind(v),
-            "trade_speed",
+            "trade_speed" + point,
             v,
             pair,
             fast=fast.rows.title,
@@ -216,6 +222,7 @@ def trade_off(res: RunResult, t) -> list[str]:
             stat=stat_name(res),
             rounds=rounds_text(v, t),
             speed=speed(v, t, pair, t("whose_runtime", runtime=best.rows.title)),
+            **named,
         )
     )
     s = fast.shadow

@@ -273,6 +273,12 @@ def test_the_recommendation_states_what_it_trades_against_the_fastest_exact_runt
             v = head_to_head(fast, best, x.gates.speed_statistic)  # speed, paired by round,
             assert f"{1 / v['value']:.2f}×" in said[0] or f"{1 / v['value']:.2f} 倍" in said[0]  # on one scale
             assert f"{1 / v['high']:.2f}" in said[0] and f"{1 / v['low']:.2f}" in said[0]
+            # "the fastest exact" outright only where its own ratio to the next exact one lies below 1
+            second = sorted(exact, key=lambda r: r.ratio[0])[1:2]
+            versus = head_to_head(best, second[0], x.gates.speed_statistic) if second else None
+            point = bool(second) and (versus is None or versus["high"] >= 1)
+            assert (("by point estimate" in said[0]) or ("依點估計" in said[0])) == point
+            assert not point or localize_titles(second[0].rows.title, lang) in said[0]
             assert f"{fast.shadow['flips']:,}" in said[1] and f"{best.shadow['decisions']:,}" in said[1]
             for r in (fast, best):  # a mean, or "every seed scored as the reference did"
                 same = r.play["sd"] == 0 and r.play["mean"] == 0
