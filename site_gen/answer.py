@@ -12,6 +12,7 @@ from . import claims, reasons
 from .analysis import RunResult
 from .describe import scope_text
 from .findings import failed_why, recommendation, recommendation_text, undecided_why
+from .speed_analysis import load_summary
 from .wording import pct, play_claim, reproduction, speed, stat_name
 
 
@@ -105,6 +106,9 @@ def _recommended(res: RunResult, rec: dict, t) -> list[dict]:
         value=f"{r.latency[q]:.3f}",
         ref_value=f"{ref.latency[q]:.3f}",
     )
+    load = load_summary(res.rows, [rid, res.reference_id])
+    if load["loaded"]:  # on the first screen, beside the figure it touches (the counts: under Speed)
+        fast = t("two_sentences", a=fast, b=t("ans_speed_loaded", loaded=load["loaded"], rounds=f"{load['rounds']:,}"))
     s = r.shadow
     counts = r.rows.shadow_differences
     if s["flips"] == 0 and counts and counts[0] != s["decisions"]:  # continuous: within the tolerance, not equal

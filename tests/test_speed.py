@@ -111,6 +111,30 @@ def test_a_candidate_faster_in_every_round_is_never_called_a_tie():
     assert first == "a: it passes all three gates and is the fastest of those that do."
 
 
+def test_the_first_screen_says_how_many_rounds_behind_the_speed_ran_under_load():
+    """Rounds measured while other processes loaded the machine still count; the answer's speed line says how many
+    of the rounds behind its figure (the runtime's and the reference's) did, in both languages."""
+    ref = _runtime("ref", 0, [0.35, 0.36, 0.34], 1, boots=["a", "b", "c"])
+    a = _runtime("a", 1, [0.060, 0.061, 0.062], 2, boots=["a", "b", "c"])
+    for info in (ref.round_info[0], a.round_info[0], a.round_info[2]):  # 3 of the 6 rounds: others used 60 %
+        info["conditions"].update(cpu_busy=0.9, cpu_busy_own=0.3)
+    res = analyse(_run(ref, a), GATES)
+    r = res.runtime("a")
+    r.verdict, r.shadow, r.play = Verdict("deployment-worthy", []), dict(SHADOW), dict(PLAYED)
+    speed_line = {lang: answer_lines(res, Translator(lang))[1]["text"] for lang in ("en", "zh-tw")}
+    assert speed_line["en"].endswith(
+        "3 of the 6 latency rounds behind this figure (its and the reference's) ran while other processes loaded "
+        "the machine (see Speed)."
+    )
+    assert "有 3 輪是在其他行程占用這台機器時量的" in speed_line["zh-tw"]
+    for info in (ref.round_info[0], a.round_info[0], a.round_info[2]):
+        info["conditions"].update(cpu_busy=0.3)
+    res = analyse(_run(ref, a), GATES)
+    r = res.runtime("a")
+    r.verdict, r.shadow, r.play = Verdict("deployment-worthy", []), dict(SHADOW), dict(PLAYED)
+    assert "loaded" not in answer_lines(res, Translator("en"))[1]["text"]
+
+
 def test_the_same_runtimes_are_a_tie_when_their_own_ratio_holds_one():
     ref = _runtime("ref", 0, [0.35, 0.36, 0.34], 1)
     a = _runtime("a", 1, [0.060, 0.070, 0.062], 2)
