@@ -9,8 +9,8 @@ import textwrap
 import duckdb
 import numpy as np
 
-from rtreport import action_difference
-from rtreport.stats import percentile, same_action_count
+from rtreport import action_difference, latency_stats
+from rtreport.stats import same_action_count
 
 COLUMNS = [
     ("runtime", 23, "<"),
@@ -24,6 +24,28 @@ COLUMNS = [
 
 def _row(cells) -> str:
     return " ".join(f"{c:{align}{width}}" for c, (_, width, align) in zip(cells, COLUMNS)).rstrip()
+
+
+def _typical_ms(con, run_id: str, rid: str) -> dict | None:
+    """P50 and P95 (ms) as the site publishes them: each round's, then their geometric mean within each
+    measurement and over the measurements (``latency_stats.interval``), not a percentile of every sample pooled,
+    which a few slow rounds (under load) would set."""
+    found = con.execute(
+        "SELECT l.round, coalesce(TRY_CAST(r.conditions->>'repeat' AS INTEGER), 0), list(l.seconds ORDER BY "
+        "l.iteration) FROM latency l LEFT JOIN rounds r ON r.run_id = l.run_id AND r.runtime_id = l.runtime_id "
+        "AND r.round = l.round WHERE l.run_id = ? AND l.runtime_id = ? AND l.kind = 'decision' "
+        "GROUP BY l.round, r.conditions->>'repeat'",
+        [run_id, rid],
+    ).fetchall()
+    rounds = {k: (rep, np.asarray(seconds, dtype=float)) for k, rep, seconds in found}
+    if not rounds:
+        return None
+    out = {}
+    for q in ("p50", "p95"):
+        values = latency_stats.per_round(rounds, q)
+        result = latency_stats.interval(values)
+        out[q] = result["value"] if result else next((v for _, v in values.values()), float("nan"))
+    return out
 
 
 def grouped_reasons(rows, width: int = 80) -> list[str]:
@@ -62,14 +84,7 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
     lines.append(_row([c[0] for c in COLUMNS]))
     measured = [r for r in rows if r[1] != "unavailable"]
     for rid, status, _ in measured:
-        lat = [
-            r[0]
-            for r in con.execute(
-                "SELECT seconds FROM latency WHERE run_id = ? AND runtime_id = ? "
-                "AND kind = 'decision' ORDER BY iteration",
-                [run_id, rid],
-            ).fetchall()
-        ]
+        lat = _typical_ms(con, run_id, rid)
         q = _state_q(con, run_id, rid)
         scores = [
             r[0]
@@ -97,8 +112,8 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
             _row(
                 [
                     rid,
-                    f"{percentile(lat, 50) * 1e3:.3f}" if lat else "—",
-                    f"{percentile(lat, 95) * 1e3:.3f}" if lat else "—",
+                    f"{lat['p50']:.3f}" if lat else "—",
+                    f"{lat['p95']:.3f}" if lat else "—",
                     agree,
                     played,
                     f"{np.mean(scores):.1f} ({len(scores)})" if scores else "—",

@@ -538,6 +538,8 @@ def test_piped_progress_is_plain_lines_and_quiet_is_silent(tmp_path):
 def test_the_summary_never_cuts_a_number_at_80_columns(quick_run):
     from collect.registry import all_runtimes
     from collect.summary import summary_lines
+    from site_gen.load import load_file
+    from site_gen.speed_analysis import keyed_rounds, latency_summary
 
     con = duckdb.connect(str(quick_run), read_only=True)
     run_id = con.execute("SELECT run_id FROM runs").fetchone()[0]
@@ -546,6 +548,12 @@ def test_the_summary_never_cuts_a_number_at_80_columns(quick_run):
     assert all(len(line) <= 80 for line in lines), lines
     ort = next(line for line in lines if line.startswith("ort-cpu-fp32"))
     assert ort.split()[3:5] == ["8/8", "100.00"] and "4.0 (2)" in ort  # every number whole
+    # P50 and P95 as the site publishes them (round by round, then their geometric mean), not pooled samples
+    [run] = load_file(quick_run)
+    for rt in (rt for rt in run.runtimes if rt.decision_seconds.size):
+        row = next(line for line in lines if line.startswith(rt.runtime_id + " "))
+        published = latency_summary(rt, keyed_rounds(rt))
+        assert row.split()[1:3] == [f"{published['p50']:.3f}", f"{published['p95']:.3f}"], row
     # the unavailable GPU runtimes are grouped: one entry per distinct reason, not one line per runtime
     flat = " ".join(line.strip() for line in lines)
     assert flat.count("no CUDA device visible") == 1 and "torch-cuda-fp32, torch-cuda-fp32-graph" in flat
