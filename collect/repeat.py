@@ -31,7 +31,7 @@ from .model_input import load_model
 from .outfile import OutputFile
 from .progress import Bars, Lines, Silent
 from .registry import all_runtimes, make_runner
-from .rounds import measure_round, next_round, order_of
+from .rounds import attempts_progress, measure_round, next_round, order_of
 from .store import RunStore, now
 
 REPEAT_ROUNDS = 5  # latency rounds of a repeat of a file that names none (settings.repeat_rounds), unless --rounds
@@ -204,24 +204,24 @@ class _Repeat:
                         continue
                     self.where = f"latency round {r + 1} of {rid}"
                     try:
-                        with self.ui.phase(f"{rid}: latency round {r + 1} (repeat {k})", p.latency_samples) as tick:
-                            measure_round(
-                                self.store,
-                                rid,
-                                self.runners[rid],
-                                r,
-                                position,
-                                self.states,
-                                p.latency_warmup,
-                                p.latency_samples,
-                                host,
-                                self.cuda_index,
-                                "repeat",
-                                k,
-                                tick,
-                                p.retakes,
-                                p.retake_pause_s,
-                            )
+                        label = f"{rid}: latency round {r + 1} (repeat {k})"
+                        measure_round(
+                            self.store,
+                            rid,
+                            self.runners[rid],
+                            r,
+                            position,
+                            self.states,
+                            p.latency_warmup,
+                            p.latency_samples,
+                            host,
+                            self.cuda_index,
+                            "repeat",
+                            k,
+                            attempts_progress(self.ui, label, p.latency_samples, p.retakes),
+                            p.retakes,
+                            p.retake_pause_s,
+                        )
                     except Exception as e:
                         self._drop(rid, e, self.runners[rid])
             self.rounds = rounds

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from contextlib import nullcontext
 
 from rtreport import host_load
 
@@ -74,6 +75,16 @@ RETAKES = 2  # a round under load from other processes is measured again up to t
 RETAKE_PAUSE_S = 5.0  # seconds to wait before measuring it again, for the other processes' load to pass
 
 
+def attempts_progress(ui, label: str, samples: int, retakes: int):
+    """Each attempt of a round as a phase of its own: its samples counted from 0, a retake named as one."""
+
+    def progress(attempt: int):
+        again = f" again ({attempt} of {retakes}): other processes loaded the CPU" if attempt else ""
+        return ui.phase(label + again, samples)
+
+    return progress
+
+
 def measure_round(
     store,
     rid: str,
@@ -87,14 +98,15 @@ def measure_round(
     cuda_index: int,
     phase: str,
     repeat: int,
-    tick=None,
+    progress=None,
     retakes: int = RETAKES,
     pause: float = RETAKE_PAUSE_S,
 ) -> None:
     """One runtime's round: samples, when, where in the round's order, and the host's and GPU's state. An attempt
     while other processes used more than ``rtreport.host_load.FOREIGN_LIMIT`` of the CPU is kept in ``retaken``
     and measured again, up to ``retakes`` times; the last attempt counts, flagged if it too ran loaded, and its
-    conditions say how many attempts came before it (``retakes``)."""
+    conditions say how many attempts came before it (``retakes``). ``progress(attempt)``: a context that yields
+    the attempt's tick (each attempt counts its own samples, a retake says why it is measured again)."""
     gpu = runner.info.device == "cuda"
     earlier = store.con.execute(  # attempts a stopped session already kept of this round: numbered after them
         "SELECT count(*) FROM retaken WHERE run_id = ? AND runtime_id = ? AND round = ?", [store.run_id, rid, r]
@@ -103,7 +115,8 @@ def measure_round(
         started = now()
         before = gpu_conditions(cuda_index) if gpu else None
         reading = host.start()
-        seconds = measure.decision_latency(runner, states, warmup, samples, tick)
+        with progress(attempt) if progress else nullcontext(None) as tick:
+            seconds = measure.decision_latency(runner, states, warmup, samples, tick)
         conditions = {**host.finish(reading), "phase": phase, "repeat": repeat}
         after = gpu_conditions(cuda_index) if gpu else None
         if before or after:
@@ -213,21 +226,21 @@ class Rounds:
 
     def _one(self, rid: str, r: int, position: int, phase: str, total: int) -> None:
         c, p = self.c, self.c.profile
-        with c.ui.phase(f"{rid}: latency round {r + 1}/{total}", p.latency_samples) as tick:
-            measure_round(
-                c.store,
-                rid,
-                c.runners[rid],
-                r,
-                position,
-                c.states,
-                p.latency_warmup,
-                p.latency_samples,
-                self.host,
-                c.cuda_index,
-                phase,
-                0,
-                tick,
-                p.retakes,
-                p.retake_pause_s,
-            )
+        label = f"{rid}: latency round {r + 1}/{total}"
+        measure_round(
+            c.store,
+            rid,
+            c.runners[rid],
+            r,
+            position,
+            c.states,
+            p.latency_warmup,
+            p.latency_samples,
+            self.host,
+            c.cuda_index,
+            phase,
+            0,
+            attempts_progress(c.ui, label, p.latency_samples, p.retakes),
+            p.retakes,
+            p.retake_pause_s,
+        )

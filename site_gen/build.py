@@ -133,11 +133,12 @@ def _swap_in(new: Path, out: Path, notes: list | None = None) -> None:
     for f in kept:
         (new / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(out / f, new / f, follow_symlinks=False)
-    if kept and notes is not None:
+    told = [f for f in kept if f != ".gitkeep"]  # the checkout's own placeholder for site/ goes without saying
+    if told and notes is not None:
         notes.append(
-            f"kept {len(kept)} file{'s' * (len(kept) != 1)} in {out} that rtreport did not write: "
-            + ", ".join(kept[:5])
-            + (", …" if len(kept) > 5 else "")
+            f"kept {len(told)} file{'s' * (len(told) != 1)} in {out} that rtreport did not write: "
+            + ", ".join(told[:5])
+            + (", …" if len(told) > 5 else "")
         )
     old = out.with_name(f".{out.name}.old-{os.getpid()}")
     if out.exists():

@@ -87,6 +87,31 @@ def test_a_loaded_round_is_measured_again_and_the_attempt_kept(tmp_path, loaded,
     store.close()
 
 
+def test_each_attempt_counts_its_own_samples_and_a_retake_says_why(tmp_path):
+    """The progress of a round measured again for load never runs past its total (5900/2000 was seen): each
+    attempt is a phase of its own, and a retake names itself and its reason."""
+    from contextlib import contextmanager
+
+    phases = []
+
+    class _UI:
+        @contextmanager
+        def phase(self, description, total, in_flight=1):
+            done = [description, total, 0]
+            phases.append(done)
+            yield lambda n: done.__setitem__(2, done[2] + n)
+
+    store = _store(tmp_path)
+    states = np.zeros((2, 4, 84, 84), dtype=np.uint8)
+    progress = rounds.attempts_progress(_UI(), "x: latency round 1/10", 200, 2)
+    rounds.measure_round(store, "x", _Runner(), 0, 0, states, 2, 200, _Host(1), 0, "before-play", 0, progress, 2, 0.0)
+    assert phases == [
+        ["x: latency round 1/10", 200, 200],
+        ["x: latency round 1/10 again (1 of 2): other processes loaded the CPU", 200, 200],
+    ]
+    store.close()
+
+
 def test_attempts_a_stopped_session_kept_are_never_numbered_again(tmp_path):
     store = _store(tmp_path)
     states = np.zeros((2, 4, 84, 84), dtype=np.uint8)
