@@ -112,6 +112,17 @@ def default_out(label: str) -> tuple[Path, str | None]:
     return out, (f"note: {folder / f'{name}.duckdb'} holds an earlier run; this one goes to {out}" if n > 1 else None)
 
 
+def check_device(cuda_index: int) -> None:
+    """A GPU named by --device that this machine lacks is refused (cuda:0, the default, is simply absent on a
+    machine without a GPU: its GPU runtimes say they cannot run here)."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if cuda_index and cuda_index >= count:
+        have = f"its GPUs are cuda:0 to cuda:{count - 1}" if count else "it has no CUDA GPU PyTorch can see"
+        raise UserError(f"--device cuda:{cuda_index} is not on this machine: {have}")
+
+
 def run_collect(o: CollectOptions) -> int:
     if not o.allow_mixed_onnxruntime:
         provenance.refuse_mixed_onnxruntime()
@@ -131,9 +142,11 @@ def run_collect(o: CollectOptions) -> int:
             )
         from .repeat import run_repeat
 
+        check_device(o.cuda_index)
         return run_repeat(Path(o.repeat), o.model_path, o.cuda_index, o.artifacts, o.rounds, o.quiet)
     if o.resume is not None and (o.env_id or o.config):
         raise UserError("--resume plays the task the run began with: it takes no --env or --config")
+    check_device(o.cuda_index)
     model = None if o.resume is not None else model_for(o.model_path, o.env_id, o.config)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None

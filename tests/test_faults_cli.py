@@ -42,6 +42,11 @@ def test_a_folder_that_takes_no_new_file_is_one_line(tmp_path, monkeypatch):
     assert line.startswith("Error: cannot write /proc/x.duckdb: folder /proc takes no new file (")
     line = _one_line(CliRunner().invoke(main, ["build", str(COMMITTED_RUNS[0]), "--out", "/proc/site"]))
     assert line.startswith("Error: cannot write --out /proc/site: folder /proc takes no new folder (")
+    import torch
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    line = _one_line(CliRunner().invoke(main, ["collect", "--quick", "--device", f"cuda:{gpus + 4}"]))
+    assert line.startswith(f"Error: --device cuda:{gpus + 4} is not on this machine: ")
     line = _one_line(CliRunner().invoke(main, ["check", str(tmp_path)]))
     assert line == f"Error: {tmp_path} is a folder, not a run file (rtreport build takes a folder of them)"
     assert sorted(p.name for p in tmp_path.iterdir()) == []
