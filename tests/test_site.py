@@ -581,3 +581,18 @@ def test_every_link_between_pages_leads_somewhere(published_site):
             if not target.is_file() or (parts.fragment and parts.fragment not in ids_of(target)):
                 broken.append(f"{page.relative_to(site)}: {href}")
     assert not broken, broken[:20]
+
+
+def test_a_runtime_measured_on_no_machine_shown_is_no_empty_card_on_a_phone(published_site):
+    """The home page's verdict grid leaves out, on a phone, the machines where a runtime did not run; a runtime
+    that ran on none of them shows each machine's reason instead of an empty card (site.css: tr.nowhere)."""
+    css = (published_site / "assets").glob("site*.css")
+    assert any("tr.nowhere td.absent { display: block; }" in p.read_text() for p in css)
+    for lang in ("zh-tw", "en"):
+        page = (published_site / lang / "index.html").read_text()
+        table = re.search(r'<table class="matrix stack">.*?</table>', page, re.S).group(0)
+        rows = re.findall(r"<tr( class=\"nowhere\")?><th scope=\"row\">.*?</tr>", table, re.S)
+        bodies = re.findall(r"<tr(?: class=\"nowhere\")?><th scope=\"row\">(.*?)</tr>", table, re.S)
+        for nowhere, body in zip(rows, bodies):
+            cells = re.findall(r"<td [^>]*>", body)
+            assert bool(nowhere) == all('class="absent"' in c for c in cells), body[:200]
