@@ -7,7 +7,7 @@ from pathlib import Path
 from rtreport import integrity
 from rtreport.errors import UserError
 
-from .load import duckdb_problem, open_run_file
+from .run_file import duckdb_problem, open_run_file
 
 
 def check_file(path: Path, echo) -> int:
