@@ -126,6 +126,7 @@ def check_device(cuda_index: int) -> None:
 def run_collect(o: CollectOptions) -> int:
     if not o.allow_mixed_onnxruntime:
         provenance.refuse_mixed_onnxruntime()
+    check_device(o.cuda_index)  # a run and a repeat alike
     if o.repeat is not None:
         if (
             o.resume is not None
@@ -142,11 +143,9 @@ def run_collect(o: CollectOptions) -> int:
             )
         from .repeat import run_repeat
 
-        check_device(o.cuda_index)
         return run_repeat(Path(o.repeat), o.model_path, o.cuda_index, o.artifacts, o.rounds, o.quiet)
     if o.resume is not None and (o.env_id or o.config):
         raise UserError("--resume plays the task the run began with: it takes no --env or --config")
-    check_device(o.cuda_index)
     model = None if o.resume is not None else model_for(o.model_path, o.env_id, o.config)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None

@@ -12,7 +12,6 @@ from . import claims, reasons
 from .analysis import RunResult
 from .describe import scope_text
 from .findings import failed_why, recommendation, recommendation_text, undecided_why
-from .speed_analysis import load_summary
 from .wording import pct, play_claim, reproduction, speed, stat_name
 
 
@@ -106,8 +105,8 @@ def _recommended(res: RunResult, rec: dict, t) -> list[dict]:
         value=f"{r.latency[q]:.3f}",
         ref_value=f"{ref.latency[q]:.3f}",
     )
-    load = load_summary(res.rows, [rid, res.reference_id])
-    if load["loaded"]:  # on the first screen, beside the figure it touches (the counts: under Speed)
+    load = r.load  # its rounds' and the reference's (analysis.load_summary)
+    if load and load["loaded"]:  # on the first screen, beside the figure it touches (the counts: under Speed)
         fast = t("two_sentences", a=fast, b=t("ans_speed_loaded", loaded=load["loaded"], rounds=f"{load['rounds']:,}"))
     s = r.shadow
     counts = r.rows.shadow_differences
