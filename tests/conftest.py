@@ -24,6 +24,7 @@ COMMITTED_RUNS = tuple(
         "cpu-epyc-2core-2.duckdb",
         "cpu-epyc-2core-3.duckdb",
         "cpu-epyc-2core-4.duckdb",
+        "nvidia-h100.duckdb",
         "nvidia-h200.duckdb",
     )
 )
