@@ -131,7 +131,7 @@ def run_collect(o: CollectOptions) -> int:
         if (
             o.resume is not None
             or o.out is not None
-            or o.label
+            or o.label is not None
             or o.quick
             or o.runtime_list
             or o.overwrite
@@ -157,7 +157,7 @@ def run_collect(o: CollectOptions) -> int:
             raise UserError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
     stored, source = None, None
     if o.resume is not None:
-        if out is not None or label or o.quick:
+        if out is not None or label is not None or o.quick:
             raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
         source = resume_run.find_source(Path(o.resume))  # the file, or the partial a killed run left for it
         stored = resume_run.read_run(source)
@@ -177,7 +177,7 @@ def run_collect(o: CollectOptions) -> int:
             profile = replace(profile, rounds=o.rounds)
         if o.repeats is not None:
             profile = replace(profile, repeats=o.repeats)
-    label = check_label(label) if label else default_label(cuda_index)
+    label = check_label(label) if label is not None else default_label(cuda_index)
     out, out_note = (Path(out), None) if out is not None else default_out(label)
     artifacts_dir = Path(o.artifacts) if o.artifacts else Path("artifacts") / slug(label)
     o = replace(o, label=label, out=out, overwrite=overwrite)  # as resolved: what the run is written as
@@ -314,7 +314,7 @@ def _measure(
             error = f"collect failed during {collector.where()}: {type(e).__name__}: {first}"
         finally:
             ui.stop()
-        tally = outcome.tally(store.con, store.run_id, available)
+        tally = outcome.tally(store.con, store.run_id, available, len(collector.specs) - len(available))
         if code == 0 and not o.quiet:
             reference = store.con.execute("SELECT reference_runtime FROM runs").fetchone()[0]
             click.echo("\n".join(summary_lines(store.con, store.run_id, reference, known, _width())))

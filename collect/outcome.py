@@ -23,6 +23,7 @@ class Tally:
     tried: int
     measured: list = field(default_factory=list)
     failed: list = field(default_factory=list)  # (runtime id, reason, status): not measured after all
+    untried: int = 0  # asked for, but this machine cannot try them (their reasons are listed with the failed)
 
     def line(self) -> str:
         text = f"{len(self.measured)} of {self.tried} runtime{'s' * (self.tried != 1)} measured"
@@ -40,18 +41,20 @@ class Tally:
             )
             if n
         ]
-        return f"{text}, {' and '.join(said)} (listed above)"
+        more = f", with {self.untried} more this machine cannot try" if self.untried else ""
+        return f"{text}, {' and '.join(said)} (listed above{more})"
 
 
-def tally(con, run_id: str, tried: list[str]) -> Tally:
-    """Of the runtimes this machine could run (``tried``), which hold measurements now and which failed."""
+def tally(con, run_id: str, tried: list[str], untried: int = 0) -> Tally:
+    """Of the runtimes this machine could run (``tried``), which hold measurements now and which failed; ``untried``
+    counts those asked for that it cannot try at all."""
     status = {
         rid: (st, why)
         for rid, st, why in con.execute(
             "SELECT runtime_id, status, reason FROM runtimes WHERE run_id = ?", [run_id]
         ).fetchall()
     }
-    out = Tally(len(tried))
+    out = Tally(len(tried), untried=untried)
     for rid in tried:
         st, why = status.get(rid, ("not reached", None))
         if st == "available":

@@ -317,6 +317,8 @@ def test_an_execution_provider_that_did_not_load_is_not_said_to_be_missing():
     assert reasons.kind("unavailable", "TensorrtExecutionProvider is not in onnxruntime") == "provider_missing"
     tally = Tally(3, ["a"], [("b", loaded, "unavailable"), ("c", "CUDA error", "failed")])
     assert tally.line() == "1 of 3 runtimes measured, 1 failed and 1 could not run (listed above)"
+    tally.untried = 10  # asked for, their library absent: listed above too, so the line counts them
+    assert tally.line().endswith("1 could not run (listed above, with 10 more this machine cannot try)")
 
 
 def test_the_example_agents_pages_make_licensed_claims_alike_in_both_languages(examples):

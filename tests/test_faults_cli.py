@@ -52,6 +52,16 @@ def test_a_folder_that_takes_no_new_file_is_one_line(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_an_empty_label_is_refused_not_replaced(tmp_path, monkeypatch):
+    """--label "" (an unset shell variable, say) is a careless input, not a request for the default name."""
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--repeat", str(tmp_path / "x.duckdb")]):
+        args = ["collect", *(["--quick"] if not extra else []), "--label", "", *extra]
+        line = _one_line(CliRunner().invoke(main, args))
+        assert ("--label is empty" in line) if not extra else ("--repeat adds to the file's own run" in line), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_data_being_a_file_is_one_line(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "data").write_text("a file, not a folder")
