@@ -346,7 +346,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
         "verdicts_href": f"../../../data/{slug}/verdicts.json",
         "kernels": kernels_table(res, t),
         "resources": resources_table(res, t),
-        "costs_note": None
+        "costs_intro": t("costs_intro")
         if charts.get("breakdown") or any(r.rows.kernels for r in res.runtimes)
         else t("costs_gpu_only"),
         "artifacts": [
