@@ -19,8 +19,10 @@ def _line(key: str, t, text: str) -> dict:
     return {"key": key, "label": t(f"ans_label_{key}"), "text": text}
 
 
-def answer_lines(res: RunResult, t) -> list[dict]:
-    """[{label, text}] in reading order; a run that cannot be judged (or where nothing passes) says so first."""
+def answer_lines(res: RunResult, t, brief: bool = False) -> list[dict]:
+    """[{label, text}] in reading order; a run that cannot be judged (or where nothing passes) says so first.
+    ``brief`` (the home page's card): the other runtimes that pass are counted, not named, as the home page's table
+    names them."""
     rec = recommendation(res)
     if res.withheld or rec is None:
         lines = [_line("answer", t, recommendation_text(res, t))]
@@ -39,7 +41,7 @@ def answer_lines(res: RunResult, t) -> list[dict]:
                 "text": claims.say(
                     t,
                     "verdict_group",
-                    claims.count_key("ans_also", len(worthy)),
+                    claims.count_key("card_also" if brief else "ans_also", len(worthy)),
                     e,
                     "deployment-worthy",
                     n=len(worthy),

@@ -103,13 +103,16 @@ def _color(res: RunResult, runtime_id: str) -> str:
     return PALETTE[measured.index(runtime_id) % len(PALETTE)] if runtime_id in measured else PALETTE[-1]
 
 
-def _rows_layout(t, n: int, x_title: str, names=None, **extra) -> dict:
+def _rows_layout(t, n: int, x_title: str, names=None, marker_room: int = 0, **extra) -> dict:
     """A horizontal chart of ``n`` runtimes, one row each. Each row's name is written above it across the whole
-    width (``names``), not beside it as a tick label, so long names never squeeze the plot on a phone."""
+    width (``names``), not beside it as a tick label, so long names never squeeze the plot on a phone.
+    ``marker_room``: px more between a name and its row, and between it and the row above, for markers that reach
+    out of the bar's band (two groups of markers side by side)."""
     shown = [_wrap(name, ROW_NAME_WIDTH) for name in names or []]
     two = any("<br>" in s for s in shown)
-    pitch = 70 if two else 52  # px per row: room for its name, on one line or two, above its bar
-    lift = round(pitch * (1 - BAR_GAP) / 2) + 3  # a name sits just above its row's bar or marker
+    # px per row: room for its name, on one line or two, above its bar, and the markers' room on both sides of it
+    pitch = (70 if two else 52) + 2 * marker_room
+    lift = round(pitch * (1 - BAR_GAP) / 2) + 3 + marker_room  # a name sits just above its row's bar or marker
     layout = {
         "font": FONT,
         "height": 100 + pitch * max(n, 1),

@@ -181,7 +181,8 @@ def history_page(label: str, runs: list, t: Translator) -> dict:
                 cells.append(t("hist_absent"))
                 continue
             title = r.rows.title
-            parts = [verdict_cell(r, res, t)["text"]]
+            cell = verdict_cell(r, res, t)
+            parts = [cell["text"], *([cell["badge"]] if cell.get("badge") else [])]
             if r.ratio:
                 parts.append(t("hist_ratio", speed=speed(r.ratios[res.gates.speed_statistic], t, r.rows.runtime_id)))
             if r.latency:

@@ -124,7 +124,7 @@ def card(res: RunResult, slug: str, t: Translator) -> dict:
         "link_text": t("open_machine", label=res.rows.run["label"]),
         "headline": headline(res, t),
         # the machine page's summary, less what the headline says and the scope its page gives
-        "lines": [line for line in answer_lines(res, t) if line["key"] not in CARD_LEAVES_OUT],
+        "lines": [line for line in answer_lines(res, t, brief=True) if line["key"] not in CARD_LEAVES_OUT],
         "tensorrt": tensorrt_note(res, t),
         "css": "ok" if r else "none",
         **run_state(run, t),
@@ -162,6 +162,7 @@ def home_page(results: list[RunResult], slugs: list[str], t: Translator) -> dict
                     {
                         "css": "none",
                         "text": t("status_not_run"),
+                        "badge": None,
                         "title": "",
                         "reasons": [],
                         "raw": None,

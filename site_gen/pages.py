@@ -187,6 +187,7 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
         return {
             "css": "none",  # a runtime left out by choice (opt-in) was not measured, not unable to run
             "text": t("status_not_measured" if kind == "opt_in" else f"status_{r.rows.status}"),
+            "badge": None,
             "title": "",
             "reasons": [t(f"reason_kind_{kind}")],
             "raw": r.rows.reason,
@@ -196,22 +197,25 @@ def verdict_cell(r, res: RunResult, t: Translator) -> dict:
     repro += (
         [wording.stood_in(r.shadow["stood_in"], t, r.rows.runtime_id)] if r.shadow and r.shadow.get("stood_in") else []
     )
-    badge = f" · {t('badge_not_reproducible')}" if r.reproduction and r.reproduction["reproducible"] is False else ""
+    # its own pill beside the outcome's, so that a narrow column wraps between the two, never inside one
+    badge = t("badge_not_reproducible") if r.reproduction and r.reproduction["reproducible"] is False else None
     if r.is_reference and not res.withheld == "reference-not-measured":
         return {
             "css": "ref",
-            "text": t("outcome_reference") + badge,
+            "text": t("outcome_reference"),
+            "badge": badge,
             "title": "",
             "reasons": [t("reason_reference"), *repro],
             "raw": None,
         }
     if r.verdict is None:
         why = [t(WITHHELD_REASON[res.withheld])] if res.withheld else []
-        return {"css": "none", "text": t("outcome_no-verdict"), "title": "", "reasons": why, "raw": None}
+        return {"css": "none", "text": t("outcome_no-verdict"), "badge": None, "title": "", "reasons": why, "raw": None}
     outcome = r.verdict.outcome
     return {
         "css": OUTCOME_CSS[outcome],
-        "text": t(f"outcome_{outcome}") + badge,
+        "text": t(f"outcome_{outcome}"),
+        "badge": badge,
         "title": "",
         "reasons": [gate_reason(g, t, r.rows.runtime_id) for g in r.verdict.gates] + repro,
         "raw": None,

@@ -101,8 +101,15 @@ def scores_chart(res: RunResult, t) -> Chart | None:
                 float(np.percentile(b, 90)),
             ]
         )
-    layout = _rows_layout(
-        t, len(tested), t("axis_score"), names, showlegend=True, legend=LEGEND_BELOW, scattermode="group"
+    layout = _rows_layout(  # the upper of a row's two markers (the runtime's diamond) stands above the band
+        t,
+        len(tested),
+        t("axis_score"),
+        names,
+        marker_room=3,
+        showlegend=True,
+        legend=LEGEND_BELOW,
+        scattermode="group",
     )
     layout["height"] += legend_room(tr["name"] for tr in traces)
     fig = {"data": traces, "layout": layout}

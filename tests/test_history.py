@@ -190,7 +190,7 @@ def test_the_home_page_answers_with_each_machines_newest_complete_run(published_
     assert glance.count("hardware/cpu-epyc-2core/index.html") == 1
     earlier = "hardware/cpu-epyc-2core-2026-12-02/index.html"  # an earlier run, at the URL of its own day
     assert earlier not in glance
-    assert home.count('<article class="card') == 3  # the quick run, the CPU machine, the H200
+    assert home.count('<article class="card') == 4  # the quick run, the CPU machine, the H100, the H200
     assert earlier in home  # under the machine's runs
     root = (published_site / "index.html").read_text(encoding="utf-8")
     assert "cpu-epyc-2core-2026-12-02/" not in root
