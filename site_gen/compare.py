@@ -75,13 +75,29 @@ def compare_page(results: list[RunResult], slugs: list[str], t: Translator) -> d
     chart = cross_hardware_chart([res for res, k in zip(newest, keys) if k == first], t)
     notices = alike_notices(results, t)  # one statement: what differs, or that nothing does
     kept = [(res, slug) for res, slug in zip(results, slugs) if agent_key(res.rows.run) == first]
+    view = chart and {**chart_view(chart, t, "../../data/cross-hardware.csv"), "table_href": "#t-cross-hardware"}
     return {
         "lead": compare_lead([res for res, _ in kept], [slug for _, slug in kept], t),
-        "chart": chart and {**chart_view(chart, t, "../../data/cross-hardware.csv"), "table_href": "#t-cross-hardware"},
+        "chart": view,
+        "tables": machine_tables(view["table"], t) if view else [],
         "notices": notices + ([t("compare_other_agents", labels="; ".join(others))] if others else []),
         "alike": None if notices else t("compare_intro"),
         "groups": machine_groups(results, slugs, t, "../", answers_only=True),
     }
+
+
+def machine_tables(table: dict, t: Translator) -> list[dict]:
+    """The chart's numbers, one section per machine (its heading names the machine), so that no section grows
+    with the number of machines; the first keeps the id the chart's "data table" link points to."""
+    machines = list(dict.fromkeys(row[0] for row in table["rows"]))
+    return [
+        {
+            "id": "t-cross-hardware" if i == 0 else f"t-cross-hardware-{i + 1}",
+            "heading": t("compare_table_machine_heading", label=label),
+            "table": {"head": table["head"][1:], "rows": [row[1:] for row in table["rows"] if row[0] == label]},
+        }
+        for i, label in enumerate(machines)
+    ]
 
 
 def paired_cell(x, t: Translator) -> str:

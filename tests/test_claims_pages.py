@@ -172,6 +172,35 @@ def _pattern(template: str) -> str:
     return head + ".+?".join(parts).strip() + tail
 
 
+def _pieces(template: str) -> list[str]:
+    """The pieces of a catalog string that every match of its pattern (``_pattern``) holds as they stand: a block
+    that lacks one is not searched (lazy wildcards on a long block take minutes)."""
+    pieces = [q.strip() for p in re.split(r"\{[^{}]*\}", template) for q in norm(p).split(" %")]
+    return [q for q in pieces if q]
+
+
+class _Within:
+    """Strings in a fixed order (longest first), and for one block the few of them that occur in it, in that
+    order: a string that is no substring of the block cannot become one as its spans are blanked out, so taking
+    only these out of it, in the same order, gives what taking every string out would. Indexed by each string's
+    first ``K`` characters (the shorter ones are always tried)."""
+
+    K = 6
+
+    def __init__(self, texts):
+        self.texts, self.short, self.index = list(texts), [], {}
+        for i, text in enumerate(self.texts):
+            if len(text) < self.K:
+                self.short.append(i)
+            else:
+                self.index.setdefault(text[: self.K], []).append(i)
+
+    def of(self, block: str) -> list[str]:
+        grams = {block[i : i + self.K] for i in range(len(block) - self.K + 1)}
+        found = [i for g in grams & self.index.keys() for i in self.index[g]]
+        return [self.texts[i] for i in sorted(found + self.short) if self.texts[i] in block]
+
+
 def uncovered(site: Path, said: dict, names: list[str]) -> list[str]:
     """Each sentence with a number or a comparison word that is no recorded claim, fixed text, or descriptive."""
     problems = []
@@ -182,24 +211,27 @@ def uncovered(site: Path, said: dict, names: list[str]) -> list[str]:
         fixed = sorted(
             {norm(t(k)) for k, v in strings.items() if "{" not in v} | set(template_text()), key=len, reverse=True
         )
-        described = [re.compile(_pattern(t(k))) for k in DESCRIPTIVE]
-        texts = sorted(said[lang], key=len, reverse=True)
+        described = [(_pieces(t(k)), re.compile(_pattern(t(k)))) for k in DESCRIPTIVE]
+        texts = _Within(sorted(said[lang], key=len, reverse=True))
+        fixed_within, names_within, fixed_set = _Within(fixed), _Within(names), set(fixed)
         for path in sorted((site / lang).rglob("*.html")):
             for block in blocks(path):
-                spans = [m.span() for p in described for m in p.finditer(block)]
+                spans = [
+                    m.span() for pieces, p in described if all(q in block for q in pieces) for m in p.finditer(block)
+                ]
                 rest = block  # what is taken out keeps its length, so that a sentence keeps its place
-                for text in texts:
+                for text in texts.of(block):
                     rest = rest.replace(text, "¶" * len(text))
-                for text in fixed:
+                for text in fixed_within.of(block):
                     if len(text) >= 25 or text == rest.strip():
                         rest = rest.replace(text, "¶" * len(text))
-                for name in names:
+                for name in names_within.of(block):
                     rest = rest.replace(name, "_" * len(name))
                 rest = DATE.sub(lambda m: "_" * len(m.group(0)), rest)
                 cuts = [0] + [i for m in re.finditer(r"¶+|(?<=[.;:。；：])\s+", rest) for i in m.span()] + [len(rest)]
                 for start, end in zip(cuts[::2], cuts[1::2]):
                     sentence = rest[start:end].strip()
-                    if not (NUMBER.search(sentence) or COMPARISON.search(sentence)) or sentence in fixed:
+                    if not (NUMBER.search(sentence) or COMPARISON.search(sentence)) or sentence in fixed_set:
                         continue
                     if any(a <= start and end <= b for a, b in spans):
                         continue
