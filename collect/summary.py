@@ -10,7 +10,7 @@ import duckdb
 import numpy as np
 
 from rtreport import action_difference, latency_stats
-from rtreport.stats import same_action_count
+from rtreport.stats import percent, same_action_count
 
 COLUMNS = [
     ("runtime", 23, "<"),
@@ -107,7 +107,7 @@ def summary_lines(con, run_id: str, reference: str | None, order: list[str], wid
             [run_id, rid, reference],
         ).fetchone()
         if decisions:
-            played = f"{100 * same / decisions:.2f} %"
+            played = percent(same / decisions, 2)  # never "100.00 %" for a share that is not all
         lines.append(
             _row(
                 [

@@ -349,3 +349,13 @@ def _paired(x, y) -> tuple[np.ndarray, np.ndarray]:
     if x.shape != y.shape or x.ndim != 1 or not x.size:
         raise ValueError(f"paired samples need two equal, non-empty lists (got {x.size} and {y.size})")
     return x, y
+
+
+def percent(x: float, digits: int = 1) -> str:
+    """A share as a percentage with ``digits`` decimals, and more where those would round a share that is not all
+    (or not none) to 100 (or 0): 181,294 of 181,295 is "99.999 %", never "100.00 %"."""
+    text = f"{x * 100:.{digits}f}"
+    while (0 < x < 1) and float(text) in (0.0, 100.0) and digits < 12:
+        digits += 1
+        text = f"{x * 100:.{digits}f}"
+    return f"{text} %"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rtreport.stats import percent as pct
+
 from . import claims
 from .i18n import Translator
 
@@ -20,16 +22,6 @@ def signed(x: float, digits: int = 2) -> str:
     if x == 0:
         return "0"
     return f"{x:+.{digits}f}".replace("-", "\u2212")
-
-
-def pct(x: float, digits: int = 1) -> str:
-    """A share as a percentage with ``digits`` decimals, and more where those would round a share that is not all
-    (or not none) to 100 (or 0): 181,294 of 181,295 is "99.999 %", never "100.00 %"."""
-    text = f"{x * 100:.{digits}f}"
-    while (0 < x < 1) and float(text) in (0.0, 100.0) and digits < 12:
-        digits += 1
-        text = f"{x * 100:.{digits}f}"
-    return f"{text} %"
 
 
 def chance(x: float) -> str:

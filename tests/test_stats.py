@@ -216,3 +216,11 @@ def test_probability_of_improvement_and_iqm():
     assert stats.probability_of_improvement([5], [1, 2, 5]) == pytest.approx((2 + 0.5) / 3)
     low, high = stats.iqm_ci([1, 2, 3, 4, 5, 6, 7, 100])
     assert low <= 4.5 <= high
+
+
+def test_a_share_that_is_not_all_never_reads_100_percent():
+    """collect's closing table and the pages say a share alike: 181,294 of 181,295 is not "100.00 %"."""
+    from rtreport.stats import percent
+
+    assert percent(181294 / 181295, 2) == "99.999 %" and percent(1.0, 2) == "100.00 %"
+    assert percent(1 / 181295, 2) == "0.001 %" and percent(0.0, 1) == "0.0 %"
