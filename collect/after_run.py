@@ -47,9 +47,9 @@ def command(path: Path, rounds: int, options) -> list[str]:
         str(path),
         "--rounds",
         str(rounds),
-        "--device",
-        f"cuda:{options.cuda_index}",
     ]
+    if options.cuda_index:  # cuda:0 is the default, and naming it on a machine without a GPU is refused
+        cmd += ["--device", f"cuda:{options.cuda_index}"]
     if options.model_path:
         cmd += ["--model", str(options.model_path)]
     if options.artifacts:

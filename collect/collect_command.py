@@ -112,21 +112,22 @@ def default_out(label: str) -> tuple[Path, str | None]:
     return out, (f"note: {folder / f'{name}.duckdb'} holds an earlier run; this one goes to {out}" if n > 1 else None)
 
 
-def check_device(cuda_index: int) -> None:
-    """A GPU named by --device that this machine lacks is refused (cuda:0, the default, is simply absent on a
-    machine without a GPU: its GPU runtimes say they cannot run here)."""
+def check_device(cuda_index: int, named: bool = True) -> None:
+    """A GPU named by --device that this machine lacks is refused. Left to its default (cuda:0), it is simply
+    absent on a machine without a GPU: the GPU runtimes say they cannot run here and the CPU ones are measured."""
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if cuda_index and cuda_index >= count:
+    if (cuda_index or named) and cuda_index >= count:
         have = f"its GPUs are cuda:0 to cuda:{count - 1}" if count else "it has no CUDA GPU PyTorch can see"
-        raise UserError(f"--device cuda:{cuda_index} is not on this machine: {have}")
+        hint = "" if count else " (leave --device out to measure the CPU runtimes)"
+        raise UserError(f"--device cuda:{cuda_index} is not on this machine: {have}{hint}")
 
 
 def run_collect(o: CollectOptions) -> int:
     if not o.allow_mixed_onnxruntime:
         provenance.refuse_mixed_onnxruntime()
-    check_device(o.cuda_index)  # a run and a repeat alike
+    check_device(o.cuda_index, o.device_named)  # a run and a repeat alike
     if o.repeat is not None:
         if (
             o.resume is not None

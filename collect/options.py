@@ -17,7 +17,8 @@ class CollectOptions:
     out: Path | str | None = None  # --out (None: data/<label>.duckdb, or the next free name)
     overwrite: bool = False  # --overwrite
     label: str | None = None  # --label (None: <host>-<gpu or cpu>)
-    cuda_index: int = 0  # --cuda-index
+    cuda_index: int = 0  # --device cuda:N
+    device_named: bool = False  # --device given on the command line (not the default)
     artifacts: Path | str | None = None  # --artifacts (None: artifacts/<label>)
     quick: bool = False  # --quick: the smoke profile
     quiet: bool = False  # --quiet

@@ -269,6 +269,10 @@ def collect(
 ):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
+    if not list_runtimes:
+        from collect.pipes import survive_closed_output
+
+        survive_closed_output()  # `rtreport collect | head` must not cost the run
     if list_runtimes:
         from collect.collect_command import list_runtimes_lines
 
@@ -289,6 +293,7 @@ def collect(
             overwrite=overwrite,
             label=label,
             cuda_index=cuda_index,
+            device_named=_given("cuda_device"),
             artifacts=artifacts,
             quick=quick,
             quiet=quiet,
@@ -387,6 +392,13 @@ def check(file):
     from site_gen.check import check_file
 
     sys.exit(check_file(file, click.echo))
+
+
+def _given(parameter: str) -> bool:
+    """Whether the command line named this option (not its default, nor an environment variable)."""
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(parameter) == ParameterSource.COMMANDLINE
 
 
 def _cuda_index(text: str) -> int:

@@ -535,6 +535,51 @@ def test_piped_progress_is_plain_lines_and_quiet_is_silent(tmp_path):
     assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == "", quiet.stderr
 
 
+def test_a_closed_pipe_silences_the_stream_instead_of_raising():
+    """What ``collect | head`` does to the next progress line: a bare stream raises, the guarded one points its
+    descriptor at /dev/null and goes on."""
+    import io
+
+    from collect.pipes import _QuietOnClose
+
+    streams = []
+    for _ in range(2):
+        r, w = os.pipe()
+        os.close(r)  # the reader is gone
+        streams.append((w, io.TextIOWrapper(io.FileIO(w, "w"), line_buffering=True)))
+    (_, bare), (fd, guarded) = streams[0], streams[1]
+    with pytest.raises(BrokenPipeError):
+        bare.write("progress\n")
+    quiet = _QuietOnClose(guarded)
+    assert quiet.write("progress\n") == len("progress\n")
+    quiet.write("more\n")
+    quiet.flush()
+    assert os.readlink(f"/proc/self/fd/{fd}") == os.devnull
+    quiet.close()
+
+
+@pytest.mark.slow  # a long end-to-end run: python -m pytest -m slow (CI runs it)
+def test_a_reader_that_closes_the_pipe_costs_no_run(tmp_path):
+    """``rtreport collect 2>&1 | head -1``: the reader leaves after one line; the run and its repeat still end
+    complete, and collect exits 0."""
+    out = tmp_path / "h.duckdb"
+    proc = subprocess.Popen(
+        _collect_cmd(out, "--runtimes", "ort-cpu-fp32", "--repeats", "1"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.stdout.readline()
+    proc.stdout.close()
+    assert proc.wait(timeout=900) == 0
+    assert _run_status(out)[0] == "complete"
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM repeats").fetchone()[0] == 1
+    finally:
+        con.close()
+
+
 def test_the_summary_never_cuts_a_number_at_80_columns(quick_run):
     from collect.registry import all_runtimes
     from collect.summary import summary_lines

@@ -47,6 +47,12 @@ def test_a_folder_that_takes_no_new_file_is_one_line(tmp_path, monkeypatch):
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     line = _one_line(CliRunner().invoke(main, ["collect", "--quick", "--device", f"cuda:{gpus + 4}"]))
     assert line.startswith(f"Error: --device cuda:{gpus + 4} is not on this machine: ")
+    if not gpus:  # cuda:0 named on a machine without one is refused; left to its default, it is not
+        line = _one_line(CliRunner().invoke(main, ["collect", "--quick", "--device", "cuda:0"]))
+        assert line == (
+            "Error: --device cuda:0 is not on this machine: it has no CUDA GPU PyTorch can see "
+            "(leave --device out to measure the CPU runtimes)"
+        )
     line = _one_line(CliRunner().invoke(main, ["check", str(tmp_path)]))
     assert line == f"Error: {tmp_path} is a folder, not a run file (rtreport build takes a folder of them)"
     assert sorted(p.name for p in tmp_path.iterdir()) == []
