@@ -53,6 +53,7 @@ from rtreport.gates import Gates  # noqa: E402
 
 COMMITTED = (
     "nvidia-h200.duckdb",
+    "nvidia-h100.duckdb",
     "cpu-epyc-2core.duckdb",
     "cpu-epyc-2core-2.duckdb",
     "cpu-epyc-2core-3.duckdb",

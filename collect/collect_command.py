@@ -154,6 +154,11 @@ def run_collect(o: CollectOptions) -> int:
     if o.runtime_list is not None:
         runtime_ids = list(dict.fromkeys(r.strip() for r in o.runtime_list.split(",") if r.strip()))
         unknown = [r for r in runtime_ids if r not in known]
+        if o.runtime_list.startswith("-"):  # `--runtimes --quick`: the next option was taken as the list
+            raise UserError(
+                f"--runtimes takes a comma-separated list of runtime ids, not {o.runtime_list!r} "
+                "(rtreport collect --list-runtimes lists them)"
+            )
         if unknown or not runtime_ids:
             raise UserError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
     stored, source = None, None

@@ -47,6 +47,11 @@ def test_a_folder_that_takes_no_new_file_is_one_line(tmp_path, monkeypatch):
     gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
     line = _one_line(CliRunner().invoke(main, ["collect", "--quick", "--device", f"cuda:{gpus + 4}"]))
     assert line.startswith(f"Error: --device cuda:{gpus + 4} is not on this machine: ")
+    line = _one_line(CliRunner().invoke(main, ["collect", "--runtimes", "--quick"]))
+    assert line == (
+        "Error: --runtimes takes a comma-separated list of runtime ids, not '--quick' "
+        "(rtreport collect --list-runtimes lists them)"
+    )
     if not gpus:  # cuda:0 named on a machine without one is refused; left to its default, it is not
         line = _one_line(CliRunner().invoke(main, ["collect", "--quick", "--device", "cuda:0"]))
         assert line == (
