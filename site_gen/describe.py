@@ -243,6 +243,7 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
         (t("prov_run"), run["run_id"]),
         (t("prov_started"), str(run["started_at"])[:19]),
         (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
+        *([(t("prov_repeats"), repeats_text(res.rows.repeat_times, t))] if res.rows.repeat_times else []),
         (t("prov_status"), t(f"status_word_{status}") if status in ("running", "incomplete", "complete") else status),
         (t("prov_profile"), t(f"profile_{profile}") if f"profile_{profile}" in t.strings else profile),
         (t("prov_host"), run.get("host")),
@@ -274,6 +275,14 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
         (t("prov_source"), res.rows.source.name),
     ]
     return rows
+
+
+def repeats_text(repeat_times: list, t: Translator) -> str:
+    """When each fresh-process repeat ran: the run's end above is the protocol's, and its repeats come after."""
+    return t("sep").join(
+        t("repeat_item", n=n, start=(start or "?")[:19], end=(end or "?")[11:19] or "?")
+        for n, start, end in repeat_times
+    )
 
 
 def sessions_text(sessions: list[dict], t: Translator) -> str:

@@ -272,3 +272,25 @@ def test_a_run_made_without_repeats_takes_them_on_resume_and_leaves_opt_in_runti
         assert left_out and set(left_out.values()) == {"unavailable"}
     finally:
         con.close()
+
+
+def test_the_provenance_says_when_the_repeats_ran_after_the_protocol():
+    """The run's "finished" is the protocol's end; its repeats come later, each in its own process, and the
+    provenance table says when."""
+    from site_gen.describe import provenance_rows, repeats_text
+    from site_gen.i18n import Translator
+    from site_gen.load import load_file
+
+    from conftest import ROOT
+
+    (run,) = load_file(ROOT / "data" / "cpu-epyc-2core-4.duckdb")
+    assert [n for n, _, _ in run.repeat_times] == [1, 2]
+    assert all(run.run["finished_at"] < start for _, start, _ in run.repeat_times)
+    for lang, label in (("en", "Repeats in fresh processes (UTC)"), ("zh-tw", "新行程中的重複量測（UTC）")):
+        t = Translator(lang)
+        text = repeats_text(run.repeat_times, t)
+        assert text.count(run.repeat_times[0][1][:10]) == 2  # each repeat's date, then its times
+        rows = dict(
+            provenance_rows(SimpleNamespace(rows=run, runtimes=[], runtime=lambda rid: None, reference_id=None), t)
+        )
+        assert rows[label] == text
