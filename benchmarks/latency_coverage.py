@@ -121,6 +121,10 @@ def _moments(groups: list[np.ndarray]) -> tuple[float, float]:
     return max(0.0, float(means.var(ddof=1)) - expected), within
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('s') else 's'}"
+
+
 def fit(label: str, runtime: str, rows: list) -> Fit | None:
     boots_, processes = {}, {}
     for boot, proc, y in rows:
@@ -235,10 +239,11 @@ def run(fits: list[Fit], machines: int, seed: int, gates: Gates, gate_machines: 
             for key, hits in per.items():
                 tallies.setdefault(key, []).append((f.runtime, float(np.mean(hits)), len(hits)))
         units = sorted({f.unit for f in group})
-        kinds = " and ".join(u + "s" for u in units)
+        kinds = " and ".join(u + ("es" if u.endswith("s") else "s") for u in units)
+        first = f"the run and {_count(SAME_BOOT_REPEATS, 'repeat')}" if SAME_BOOT_REPEATS else "the run alone"
         out.append(
-            f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds} (the first boot: the run and "
-            f"{SAME_BOOT_REPEATS} repeats); per runtime sd of the log P95 ratio (boot / process / round):"
+            f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds} (the first boot: {first}); per "
+            "runtime sd of the log P95 ratio (boot / process / round):"
             if units == ["boot"]
             else f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds}; per runtime sd of the log P95 "
             "ratio (boot / process / round):"
@@ -246,7 +251,7 @@ def run(fits: list[Fit], machines: int, seed: int, gates: Gates, gate_machines: 
         for f in group:
             out.append(
                 f"  {f.runtime:26s} {f.boot:.3f} / {f.process:.3f} / {f.round:.3f}   (fitted on "
-                f"{f.counts[0]} boots, {f.counts[1]} processes, {f.counts[2]} rounds)"
+                f"{_count(f.counts[0], 'boot')}, {_count(f.counts[1], 'process')}, {_count(f.counts[2], 'round')})"
             )
         for key, rows in tallies.items():
             pooled = sum(p * n for _, p, n in rows) / sum(n for _, _, n in rows)
