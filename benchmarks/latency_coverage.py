@@ -255,8 +255,11 @@ def run(fits: list[Fit], machines: int, seed: int, gates: Gates, gate_machines: 
             )
         for key, rows in tallies.items():
             pooled = sum(p * n for _, p, n in rows) / sum(n for _, _, n in rows)
-            low, high = min(p for _, p, _ in rows), max(p for _, p, _ in rows)
-            out.append(f"  {key:<96s} {100 * pooled:6.2f} %   (runtimes {100 * low:.1f}–{100 * high:.1f} %)")
+            (low_id, low, _), (high_id, high, _) = min(rows, key=lambda r: r[1]), max(rows, key=lambda r: r[1])
+            out.append(
+                f"  {key:<96s} {100 * pooled:6.2f} %   (runtimes {100 * low:.1f}–{100 * high:.1f} %: "
+                f"{low_id}, {high_id})"
+            )
     return out
 
 
