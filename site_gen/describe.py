@@ -243,7 +243,6 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
         (t("prov_run"), run["run_id"]),
         (t("prov_started"), str(run["started_at"])[:19]),
         (t("prov_finished"), str(run["finished_at"])[:19] if run.get("finished_at") else t("none")),
-        *([(t("prov_repeats"), repeats_text(res.rows.repeat_times, t))] if res.rows.repeat_times else []),
         (t("prov_status"), t(f"status_word_{status}") if status in ("running", "incomplete", "complete") else status),
         (t("prov_profile"), t(f"profile_{profile}") if f"profile_{profile}" in t.strings else profile),
         (t("prov_host"), run.get("host")),
@@ -264,7 +263,7 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
     if plugins := plugin_packages(res, t):
         rows.append((t("prov_plugins"), plugins))
     if res.rows.sessions:
-        rows.append((t("prov_sessions"), sessions_text(res.rows.sessions, t)))
+        rows.append((t("prov_sessions"), sessions_text(res.rows.sessions, t, res.rows.repeat_sessions)))
     rows += [(t("prov_model"), f"{run['model_path']} ({run['model_format']}, sha256 {run['model_sha256']})")]
     for key, label in (("fixed_states_sha256", "prov_fixed_states"), ("seeds_sha256", "prov_seeds")):
         if run.get(key):
@@ -277,16 +276,11 @@ def provenance_rows(res: RunResult, t: Translator) -> list[tuple[str, str]]:
     return rows
 
 
-def repeats_text(repeat_times: list, t: Translator) -> str:
-    """When each fresh-process repeat ran: the run's end above is the protocol's, and its repeats come after."""
-    return t("sep").join(
-        t("repeat_item", n=n, start=(start or "?")[:19], end=(end or "?")[11:19] or "?")
-        for n, start, end in repeat_times
-    )
-
-
-def sessions_text(sessions: list[dict], t: Translator) -> str:
-    """Each command that wrote the run (the first, then every --resume), and whether the measurement code changed."""
+def sessions_text(sessions: list[dict], t: Translator, repeat_sessions: dict | None = None) -> str:
+    """Each command that wrote the run (the first, then every --resume or fresh-process repeat; ``repeat_sessions``:
+    session -> its repeat), and whether the measurement code changed. The run's own "finished" is the protocol's end;
+    this says when its repeats ran."""
+    repeat_sessions = repeat_sessions or {}
 
     def status(s):
         st = s.get("status")
@@ -294,11 +288,12 @@ def sessions_text(sessions: list[dict], t: Translator) -> str:
 
     parts = [
         t(
-            "session_item",
+            "session_item_repeat" if s["session"] in repeat_sessions else "session_item",
             n=s["session"],
             start=str(s["started_at"])[:16],
             end=str(s["finished_at"])[11:16] if s.get("finished_at") else "?",
             status=status(s),
+            **({"k": repeat_sessions[s["session"]]} if s["session"] in repeat_sessions else {}),
         )
         for s in sessions
     ]

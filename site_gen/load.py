@@ -68,7 +68,7 @@ class RunRows:
     # the run's end
     repeat_details: dict = field(default_factory=dict)  # repeat -> {runtime id: details}: what each repeat's
     # process said of each runtime (its compile cache, …)
-    repeat_times: list = field(default_factory=list)  # (repeat, started_at, finished_at) of each repeat
+    repeat_sessions: dict = field(default_factory=dict)  # session -> the repeat it took (collect --repeat)
     retaken: list = field(default_factory=list)  # rounds measured again for foreign load: (runtime, round, attempt)
     random_scores: dict = field(default_factory=dict)  # agents.random_scores
 
@@ -286,12 +286,13 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
             "SELECT repeat, runtimes FROM repeats WHERE run_id = ? ORDER BY repeat", [run_id]
         ).fetchall()
     }
-    repeat_times = [
-        (int(k), str(a) if a else None, str(b) if b else None)
-        for k, a, b in con.execute(
-            "SELECT repeat, started_at, finished_at FROM repeats WHERE run_id = ? ORDER BY repeat", [run_id]
+    repeat_sessions = {
+        int(s): int(k)
+        for k, s in con.execute(
+            "SELECT repeat, session FROM repeats WHERE run_id = ? ORDER BY repeat", [run_id]
         ).fetchall()
-    ]
+        if s is not None
+    }
     has_retaken = bool(con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'retaken'").fetchall())
     retaken = (
         [
@@ -313,7 +314,7 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
         sessions,
         floors,
         repeat_details=repeat_details,
-        repeat_times=repeat_times,
+        repeat_sessions=repeat_sessions,
         retaken=retaken,
         random_scores=random_scores,
     )

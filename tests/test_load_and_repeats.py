@@ -274,23 +274,27 @@ def test_a_run_made_without_repeats_takes_them_on_resume_and_leaves_opt_in_runti
         con.close()
 
 
-def test_the_provenance_says_when_the_repeats_ran_after_the_protocol():
-    """The run's "finished" is the protocol's end; its repeats come later, each in its own process, and the
-    provenance table says when."""
-    from site_gen.describe import provenance_rows, repeats_text
+def test_the_provenance_says_which_commands_were_the_repeats_after_the_protocol():
+    """The run's "finished" is the protocol's end; its repeats come later, each a command of its own in a fresh
+    process, and the provenance table says which commands they were."""
+    from site_gen.describe import provenance_rows
     from site_gen.i18n import Translator
     from site_gen.load import load_file
 
     from conftest import ROOT
 
     (run,) = load_file(ROOT / "data" / "cpu-epyc-2core-4.duckdb")
-    assert [n for n, _, _ in run.repeat_times] == [1, 2]
-    assert all(run.run["finished_at"] < start for _, start, _ in run.repeat_times)
-    for lang, label in (("en", "Repeats in fresh processes (UTC)"), ("zh-tw", "新行程中的重複量測（UTC）")):
-        t = Translator(lang)
-        text = repeats_text(run.repeat_times, t)
-        assert text.count(run.repeat_times[0][1][:10]) == 2  # each repeat's date, then its times
+    assert run.repeat_sessions == {1: 1, 2: 2}
+    for lang, label, finished, repeat in (
+        ("en", "Commands that wrote it", "Protocol finished (UTC)", "(repeat 2 in a fresh process, complete)"),
+        ("zh-tw", "寫入這份資料的指令", "量測流程結束時間（UTC）", "（新行程中的第 2 次重複量測，完成）"),
+    ):
         rows = dict(
-            provenance_rows(SimpleNamespace(rows=run, runtimes=[], runtime=lambda rid: None, reference_id=None), t)
+            provenance_rows(
+                SimpleNamespace(rows=run, runtimes=[], runtime=lambda rid: None, reference_id=None), Translator(lang)
+            )
         )
-        assert rows[label] == text
+        assert rows[finished] == str(run.run["finished_at"])[:19]
+        sessions = rows[label]
+        assert sessions.count("in a fresh process" if lang == "en" else "重複量測") == 2 and repeat in sessions
+        assert sessions.index(str(run.run["finished_at"])[11:16]) < sessions.index(repeat)
