@@ -121,8 +121,12 @@ def _moments(groups: list[np.ndarray]) -> tuple[float, float]:
     return max(0.0, float(means.var(ddof=1)) - expected), within
 
 
+def _plural(word: str) -> str:
+    return word + ("es" if word.endswith("s") else "s")
+
+
 def _count(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('s') else 's'}"
+    return f"{n} {word if n == 1 else _plural(word)}"
 
 
 def fit(label: str, runtime: str, rows: list) -> Fit | None:
@@ -239,14 +243,12 @@ def run(fits: list[Fit], machines: int, seed: int, gates: Gates, gate_machines: 
             for key, hits in per.items():
                 tallies.setdefault(key, []).append((f.runtime, float(np.mean(hits)), len(hits)))
         units = sorted({f.unit for f in group})
-        kinds = " and ".join(u + ("es" if u.endswith("s") else "s") for u in units)
+        kinds = " and ".join(_plural(u) for u in units)
         first = f"the run and {_count(SAME_BOOT_REPEATS, 'repeat')}" if SAME_BOOT_REPEATS else "the run alone"
+        where = f" (the first boot: {first})" if units == ["boot"] else ""
         out.append(
-            f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds} (the first boot: {first}); per "
-            "runtime sd of the log P95 ratio (boot / process / round):"
-            if units == ["boot"]
-            else f"\n{label}: {len(group)} runtimes fitted, measurements are {kinds}; per runtime sd of the log P95 "
-            "ratio (boot / process / round):"
+            f"\n{label}: {_count(len(group), 'runtime')} fitted, measurements are {kinds}{where}; per runtime sd of "
+            "the log P95 ratio (boot / process / round):"
         )
         for f in group:
             out.append(

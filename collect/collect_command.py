@@ -112,7 +112,7 @@ def default_out(label: str) -> tuple[Path, str | None]:
     return out, (f"note: {folder / f'{name}.duckdb'} holds an earlier run; this one goes to {out}" if n > 1 else None)
 
 
-def check_device(cuda_index: int, named: bool = True) -> None:
+def check_device(cuda_index: int, named: bool) -> None:
     """A GPU named by --device that this machine lacks is refused. Left to its default (cuda:0), it is simply
     absent on a machine without a GPU: the GPU runtimes say they cannot run here and the CPU ones are measured."""
     import torch

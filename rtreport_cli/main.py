@@ -269,15 +269,14 @@ def collect(
 ):
     """Measure speed, agreement and play for every runtime this machine can run, into one DuckDB file."""
     cuda_index = _cuda_index(cuda_device)
-    if not list_runtimes:
-        from collect.pipes import survive_closed_output
-
-        survive_closed_output()  # `rtreport collect | head` must not cost the run
     if list_runtimes:
         from collect.collect_command import list_runtimes_lines
 
         click.echo("\n".join(list_runtimes_lines(model_path, env_id, config_path)))
         return
+    from collect.pipes import survive_closed_output
+
+    survive_closed_output()  # `rtreport collect | head` must not cost the run
     from collect.collect_command import run_collect
     from collect.options import CollectOptions
 

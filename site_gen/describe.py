@@ -286,17 +286,18 @@ def sessions_text(sessions: list[dict], t: Translator, repeat_sessions: dict | N
         st = s.get("status")
         return t(f"status_word_{st}") if st in ("running", "incomplete", "complete") else str(st)
 
-    parts = [
-        t(
-            "session_item_repeat" if s["session"] in repeat_sessions else "session_item",
+    def item(s):
+        repeat = repeat_sessions.get(s["session"])
+        return t(
+            "session_item" if repeat is None else "session_item_repeat",
             n=s["session"],
+            k=repeat,
             start=str(s["started_at"])[:16],
             end=str(s["finished_at"])[11:16] if s.get("finished_at") else "?",
             status=status(s),
-            **({"k": repeat_sessions[s["session"]]} if s["session"] in repeat_sessions else {}),
         )
-        for s in sessions
-    ]
+
+    parts = [item(s) for s in sessions]
     text = t("sep").join(parts)
     hashes = sorted({s["code_hash"] for s in sessions if s.get("code_hash")})
     if len(hashes) > 1:

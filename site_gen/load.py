@@ -280,19 +280,13 @@ def _read(con, path: Path, run_id: str, allow_invalid: bool) -> RunRows:
             [run_id],
         ).fetchall()
     ]
+    repeats = con.execute(
+        "SELECT repeat, session, runtimes FROM repeats WHERE run_id = ? ORDER BY repeat", [run_id]
+    ).fetchall()
     repeat_details = {
-        int(k): {rid: (v or {}).get("details") or {} for rid, v in _json(rts).items()}
-        for k, rts in con.execute(
-            "SELECT repeat, runtimes FROM repeats WHERE run_id = ? ORDER BY repeat", [run_id]
-        ).fetchall()
+        int(k): {rid: (v or {}).get("details") or {} for rid, v in _json(rts).items()} for k, _, rts in repeats
     }
-    repeat_sessions = {
-        int(s): int(k)
-        for k, s in con.execute(
-            "SELECT repeat, session FROM repeats WHERE run_id = ? ORDER BY repeat", [run_id]
-        ).fetchall()
-        if s is not None
-    }
+    repeat_sessions = {int(s): int(k) for k, s, _ in repeats if s is not None}
     has_retaken = bool(con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'retaken'").fetchall())
     retaken = (
         [
