@@ -13,7 +13,7 @@ import click
 from rtreport.errors import UserError
 from rtreport.labels import check_label, slug
 
-from . import after_run, paths, provenance, run_config, tasks
+from . import after_run, model_folder, paths, provenance, run_config, tasks
 from .artifacts import Artifacts
 from . import resume as resume_run
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
@@ -33,16 +33,27 @@ def _width() -> int:
     return max(60, min(100, shutil.get_terminal_size((80, 24)).columns))
 
 
-def model_for(model_path, env_id, config_path):
-    """The model to measure and its task: the shipped Breakout agent, or a user's model in the task of ``--env`` and
-    ``--config``."""
+def model_for(model_path, env_id, config_path, normalize=None):
+    """The model to measure and its task: the shipped Breakout agent, or a user's model (a file, an RL Zoo or
+    Hugging Face folder: ``model_folder``) in the task of ``--env``, ``--config`` and the folder, behind the
+    training's observation normalisation (``--normalize``, or found beside the model)."""
     config = run_config.read(config_path)
+    if normalize is not None and model_path is None:
+        raise UserError("--normalize is for a model of your own: give --model too")
+    found = None
+    if model_path is not None and Path(model_path).exists():
+        found = model_folder.find(Path(model_path), env_id)
     task = run_config.task_for(
-        env_id, config, Path(config_path).parent if config_path else None, Path(config_path) if config_path else None
+        env_id,
+        config,
+        Path(config_path).parent if config_path else None,
+        Path(config_path) if config_path else None,
+        found,
+        Path(normalize) if normalize is not None else None,
     )
     if model_path is None and not task.is_breakout:
         raise UserError(f"give --model: the shipped agent plays Breakout, not {task.name}")
-    model = load_model(model_path or paths.AGENT_WEIGHTS, task)
+    model = load_model(found.model if found is not None else model_path or paths.AGENT_WEIGHTS, task)
     said = config.get("policy", {}).get("outputs")
     if said is not None and said != model.task.outputs:  # a Stable-Baselines3 .zip says its outputs itself
         raise UserError(
@@ -52,8 +63,8 @@ def model_for(model_path, env_id, config_path):
     return model
 
 
-def list_runtimes_lines(model_path, env_id=None, config_path=None) -> list[str]:
-    model = model_for(model_path, env_id, config_path)
+def list_runtimes_lines(model_path, env_id=None, config_path=None, normalize=None) -> list[str]:
+    model = model_for(model_path, env_id, config_path, normalize)
     ready, not_here = [], []
     for spec in all_runtimes():
         reason = spec.check(model)
@@ -145,9 +156,9 @@ def run_collect(o: CollectOptions) -> int:
         from .repeat import run_repeat
 
         return run_repeat(Path(o.repeat), o.model_path, o.cuda_index, o.artifacts, o.rounds, o.quiet)
-    if o.resume is not None and (o.env_id or o.config):
-        raise UserError("--resume plays the task the run began with: it takes no --env or --config")
-    model = None if o.resume is not None else model_for(o.model_path, o.env_id, o.config)
+    if o.resume is not None and (o.env_id or o.config or o.normalize):
+        raise UserError("--resume plays the task the run began with: it takes no --env, --config or --normalize")
+    model = None if o.resume is not None else model_for(o.model_path, o.env_id, o.config, o.normalize)
     known = [s.id for s in all_runtimes()]
     runtime_ids = None
     label, out, overwrite, cuda_index = o.label, o.out, o.overwrite, o.cuda_index

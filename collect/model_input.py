@@ -73,8 +73,10 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
     path, task = Path(path), task or BREAKOUT
     if not path.exists():
         raise UserError(f"model file not found: {path}")
-    if path.is_dir():
-        raise UserError(f"model path is a folder, not a file: {path}")
+    if path.is_dir():  # an RL Zoo or Hugging Face folder: its model file
+        from .model_folder import model_file
+
+        path = model_file(path)
     suffix = path.suffix.lower()
     if suffix == ".onnx":
         source = _load_onnx(path, task)

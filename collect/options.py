@@ -13,6 +13,7 @@ class CollectOptions:
     model_path: Path | str | None = None  # --model (None: the shipped agent)
     env_id: str | None = None  # --env (None: Breakout, or the run configuration's)
     config: Path | str | None = None  # --config: the run configuration (collect.run_config)
+    normalize: Path | str | None = None  # --normalize: the training's VecNormalize (collect.vec_normalize)
     runtime_list: str | None = None  # --runtimes, comma-separated ids (None: every runtime, opt-in ones aside)
     out: Path | str | None = None  # --out (None: data/<label>.duckdb, or the next free name)
     overwrite: bool = False  # --overwrite

@@ -68,37 +68,52 @@ def _wrappers(env: dict) -> list:
     return [(w["name"], w.get("kwargs", {})) for w in wrappers]
 
 
-def normalization(path, base: Path | None = None):
-    """(mean, var, clip, epsilon) of observations from Stable-Baselines3's saved ``VecNormalize`` (a pickle: load
-    only files you trust), kept in the run as numbers."""
-    import pickle
+def _normalization(env: dict, base: Path | None, found, normalize):
+    """The VecNormalize the run plays behind, and what the run file says of it: ``--normalize``, the run
+    configuration's ``normalize_observations``, or the one found beside the model or in its folder."""
+    from . import vec_normalize
 
-    import numpy as np
-
-    path = Path(path) if base is None or Path(path).is_absolute() else base / path
-    try:
-        with open(path, "rb") as f:
-            saved = pickle.load(f)
-        rms, clip, eps = saved.obs_rms, float(saved.clip_obs), float(saved.epsilon)
-        mean, var = np.asarray(rms.mean, np.float64).ravel(), np.asarray(rms.var, np.float64).ravel()
-    except FileNotFoundError:
-        raise UserError(f"observation normalisation not found: {path}") from None
-    except Exception as e:
+    given = env.get("normalize_observations")
+    if normalize is not None and given:
         raise UserError(
-            f"{path} is not a saved VecNormalize of Stable-Baselines3 ({type(e).__name__}: {str(e)[:160]})"
-        ) from None
-    return tuple(float(x) for x in mean), tuple(float(x) for x in var), clip, eps
+            "the VecNormalize is given twice, by --normalize and by the run configuration's [env] "
+            "normalize_observations: give it once"
+        )
+    if normalize is not None:
+        saved, source = vec_normalize.read(normalize), "--normalize"
+    elif given:
+        path = Path(given) if base is None or Path(given).is_absolute() else base / given
+        saved, source = vec_normalize.read(path), "run configuration"
+    elif found is not None and found.normalize is not None:
+        saved, source = vec_normalize.read(found.normalize), found.source
+    else:
+        if found is not None and found.trained_normalized:
+            raise UserError(
+                f"{found.trained_normalized} says the model was trained on normalised observations, but no "
+                f"vecnormalize.pkl is in {found.folder}: give it by --normalize FILE"
+            )
+        return None, {"applied": False, "reason": "none found"}
+    return saved, saved.record(source)
 
 
 # errors of the environment's id, not of a configuration's values: said without the file's name where --env gave it
 ID_ERRORS = ("--env", "unknown or unusable environment", "needs a package that is not installed")
 
 
-def task_for(env_id: str | None, config: dict, base: Path | None = None, source: Path | None = None) -> tasks.Task:
-    """The task of ``--env`` (or the configuration's [env] id; both must agree), with the configuration's settings.
-    ``source``: the configuration's file, which an error of one of its values names."""
+def task_for(
+    env_id: str | None,
+    config: dict,
+    base: Path | None = None,
+    source: Path | None = None,
+    found=None,
+    normalize: Path | None = None,
+) -> tasks.Task:
+    """The task of ``--env`` (or the configuration's [env] id, or the model folder's; all must agree), with the
+    configuration's settings and the training's preprocessing. ``source``: the configuration's file, which an error
+    of one of its values names; ``found``: what the model's folder says (``model_folder.Found``); ``normalize``:
+    ``--normalize FILE``."""
     try:
-        return _task_for(env_id, config, base)
+        return _task_for(env_id, config, base, found, normalize)
     except UserError as e:
         text = str(e)
         if source is None or not config or text.startswith(str(source)) or (env_id and text.startswith(ID_ERRORS)):
@@ -106,8 +121,15 @@ def task_for(env_id: str | None, config: dict, base: Path | None = None, source:
         raise UserError(f"{source}: {text}") from None
 
 
-def _task_for(env_id: str | None, config: dict, base: Path | None) -> tasks.Task:
+def _task_for(env_id: str | None, config: dict, base: Path | None, found=None, normalize=None) -> tasks.Task:
     env = config.get("env", {})
+    if found is not None and found.env_id:
+        if env.get("id") and env["id"] != found.env_id:
+            raise UserError(
+                f"the run configuration's [env] id {env['id']}, but {found.folder}'s {found.env_id_from} says the "
+                f"model was trained on {found.env_id}"
+            )
+        env_id = env_id or found.env_id
     if env_id is not None and not env_id.strip():
         raise UserError("--env is empty: give an environment id (ALE/Breakout-v5, CartPole-v1, …)")
     if env_id and env.get("id") and env["id"] != env_id:
@@ -118,10 +140,24 @@ def _task_for(env_id: str | None, config: dict, base: Path | None) -> tasks.Task
     kwargs = env.get("kwargs", {})
     if not isinstance(kwargs, dict):
         raise UserError("[env] kwargs must be a table of keyword arguments")
-    norm = env.get("normalize_observations")
-    task = tasks.for_env(
-        env_id or env.get("id"), kwargs, steps, _wrappers(env), normalization(norm, base) if norm else None
-    )
+    if found is not None:
+        for key, value in found.env_kwargs.items():
+            if key in kwargs and kwargs[key] != value:
+                raise UserError(
+                    f"[env] kwargs {key} = {kwargs[key]!r}, but {found.folder} says the model was trained with "
+                    f"{key} = {value!r}"
+                )
+        kwargs = {**found.env_kwargs, **kwargs}
+    saved, said = _normalization(env, base, found, normalize)
+    wrappers = [*(found.wrappers if found is not None else ()), *_wrappers(env)]
+    task = tasks.for_env(env_id or env.get("id"), kwargs, steps, wrappers, saved.stats if saved else None)
+    if task.family == "gymnasium" and (found is not None or saved is not None):
+        task = task.with_preprocessing(
+            {
+                "normalization": said,
+                **({"model_folder": found.record()} if found is not None and found.layout != "file" else {}),
+            }
+        )
     policy = config.get("policy", {})
     epsilon = policy.get("epsilon")
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and 0 <= epsilon <= 1):

@@ -74,6 +74,8 @@ class Task:
     wrappers: tuple = ()  # ((gymnasium.wrappers name, JSON of its kwargs), ...) applied in order after make
     # the training's observation normalisation (VecNormalize's statistics): ((mean...), (var...), clip, epsilon)
     normalization: tuple | None = None
+    # what the training's preprocessing was and where rtreport found it (JSON; ``with_preprocessing``)
+    preprocessing: str = ""
     details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
 
     @property
@@ -120,6 +122,12 @@ class Task:
         eps = self.epsilon if epsilon is None else float(epsilon)
         return replace(self, outputs=outputs, epsilon=0.0 if outputs == "logits" else eps)
 
+    def with_preprocessing(self, said: dict) -> "Task":
+        """The task with what its run file says of the training's preprocessing (``protocol.preprocessing``): the
+        observation normalisation applied or not and why, its file's sha256 and where it was found, the model
+        folder's layout."""
+        return replace(self, preprocessing=json.dumps(said, sort_keys=True))
+
     # -- playing ------------------------------------------------------------------------------------------
     def make_env(self):
         """The environment play uses: ``reset(seed=)``, ``step(action)``, ``action_space.n``, ``close()``."""
@@ -162,6 +170,7 @@ class Task:
                 if self.normalization
                 else {}
             ),
+            **({"preprocessing": json.loads(self.preprocessing)} if self.preprocessing else {}),
             "observation_shape": list(self.observation.shape),
             "observation_dtype": self.observation.dtype,
             "num_actions": self.num_actions,
@@ -220,6 +229,8 @@ def from_protocol(protocol: dict | str | None) -> Task:
         [(w["name"], w.get("kwargs") or {}) for w in p.get("wrappers") or []],
         (tuple(n["mean"]), tuple(n["var"]), n["clip"], n["epsilon"]) if n else None,
     )
+    if p.get("preprocessing"):
+        task = task.with_preprocessing(p["preprocessing"])
     return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", 0.0))
 
 

@@ -148,6 +148,14 @@ def train(
     "(docs/own-agent.md).",
 )
 @click.option(
+    "--normalize",
+    "normalize_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The training's Stable-Baselines3 VecNormalize (vecnormalize.pkl): observations are normalised with its "
+    "frozen statistics; default: the one beside the model or in its RL Zoo / Hugging Face folder, if any.",
+)
+@click.option(
     "--runtimes",
     "runtime_list",
     default=None,
@@ -248,6 +256,7 @@ def collect(
     model_path,
     env_id,
     config_path,
+    normalize_path,
     runtime_list,
     out,
     overwrite,
@@ -272,7 +281,7 @@ def collect(
     if list_runtimes:
         from collect.collect_command import list_runtimes_lines
 
-        click.echo("\n".join(list_runtimes_lines(model_path, env_id, config_path)))
+        click.echo("\n".join(list_runtimes_lines(model_path, env_id, config_path, normalize_path)))
         return
     from collect.pipes import survive_closed_output
 
@@ -287,6 +296,7 @@ def collect(
             model_path=model_path,
             env_id=env_id,
             config=config_path,
+            normalize=normalize_path,
             runtime_list=runtime_list,
             out=out,
             overwrite=overwrite,
