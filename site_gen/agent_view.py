@@ -1,5 +1,6 @@
-"""What a machine page says of an agent other than the shipped Breakout one: which agent it is, and, for continuous
-actions, what agreeing means and how far each runtime's actions were from the reference's."""
+"""What a machine page says of an agent other than the shipped Breakout one: which agent it is and the training's
+preprocessing it plays behind (observation normalisation, the model's folder), and, for continuous actions, what
+agreeing means and how far each runtime's actions were from the reference's."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         decide = t("agent_greedy_logits")
     else:
         decide = t("agent_greedy_q", epsilon=f"{float(protocol.get('eval_epsilon') or 0):g}")
-    return t(
+    line = t(
         ("agent_line_continuous_1" if len(actions) == 1 else "agent_line_continuous")
         if protocol.get("action_kind") == "continuous"
         else "agent_line",
@@ -43,6 +44,60 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         actions=t("agent_actions_sep").join(map(str, actions)),
         decide=decide,
     )
+    for said in preprocessing_lines(protocol.get("preprocessing"), t):
+        line = t("agent_then", line=line, more=said)
+    return line
+
+
+PREP_SOURCES = {
+    "beside the model": "prep_source_beside",
+    "rl-zoo folder": "prep_source_zoo",
+    "hugging-face folder": "prep_source_hub",
+    "--normalize": "prep_source_flag",
+    "run configuration": "prep_source_config",
+}
+
+
+def preprocessing_lines(prep: dict | None, t: Translator) -> list[str]:
+    """What the run file says of the training's preprocessing (``protocol.preprocessing``): the model folder the
+    agent came from, and whether its observations were normalised, with what and found where."""
+    if not prep:
+        return []
+    lines = []
+    folder = prep.get("model_folder")
+    if folder and folder.get("layout") in ("rl-zoo", "hugging-face"):
+        lines.append(
+            t(
+                "prep_folder_zoo" if folder["layout"] == "rl-zoo" else "prep_folder_hub",
+                folder=folder.get("folder", "?"),
+                model=folder.get("model_file", "?"),
+                env_from=folder.get("env_id_from") or "?",
+            )
+        )
+    norm = prep.get("normalization") or {}
+    if norm.get("applied"):
+        lines.append(
+            t(
+                "prep_norm_applied",
+                file=norm.get("file", "?"),
+                source=t(PREP_SOURCES.get(norm.get("source"), "prep_source_beside")),
+                sha=str(norm.get("sha256", ""))[:12],
+                clip=f"{float(norm.get('clip', 0)):g}",
+                epsilon=f"{float(norm.get('epsilon', 0)):g}",
+            )
+        )
+    elif norm.get("reason") == "reward-only":
+        lines.append(
+            t(
+                "prep_norm_reward_only",
+                file=norm.get("file", "?"),
+                source=t(PREP_SOURCES.get(norm.get("source"), "prep_source_beside")),
+                sha=str(norm.get("sha256", ""))[:12],
+            )
+        )
+    elif norm:
+        lines.append(t("prep_norm_none"))
+    return lines
 
 
 def continuous_view(res: RunResult, t: Translator) -> dict | None:

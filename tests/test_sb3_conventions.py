@@ -1,0 +1,272 @@
+"""Agents as Stable-Baselines3 users save them, end to end: real SB3 training (a few hundred steps), real Gymnasium
+and MuJoCo, the real PyTorch runtime, a real DuckDB file and a real build. A model is given as its RL Zoo
+experiment folder or its Hugging Face folder, its VecNormalize found there; the reference (PyTorch FP32) plays the
+very episodes SB3's own deterministic evaluation plays on the same seeds (``model.predict(obs,
+deterministic=True)`` on a ``DummyVecEnv``, behind ``VecNormalize.load`` with ``training=False`` and
+``norm_reward=False``); and what the training's preprocessing was is in the run file and on the page, in both
+languages."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+
+import duckdb
+import gymnasium as gym
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from rtreport_cli.main import main
+
+REFERENCE = "torch-cpu-fp32"
+
+
+def _collect(tmp_path, *args):
+    out = tmp_path / "run.duckdb"
+    result = CliRunner().invoke(
+        main,
+        [
+            "collect",
+            "--quick",
+            "--repeats",
+            "0",
+            "--runtimes",
+            REFERENCE,
+            "--out",
+            str(out),
+            "--artifacts",
+            str(tmp_path / "art"),
+            *map(str, args),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _refused(args) -> str:
+    result = CliRunner().invoke(main, ["collect", "--quick", "--runtimes", REFERENCE, *map(str, args)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    return lines[0]
+
+
+def _played(out):
+    """The reference's own episodes (seed -> (return, steps, step cap)) and the run's protocol."""
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT seed, score, steps, step_cap FROM episodes WHERE runtime_id = ? AND source IS NULL ORDER BY seed",
+            [REFERENCE],
+        ).fetchall()
+        protocol = json.loads(con.execute("SELECT protocol FROM runs").fetchone()[0])
+    finally:
+        con.close()
+    assert rows
+    return {seed: (score, steps, cap) for seed, score, steps, cap in rows}, protocol
+
+
+class _Return(gym.Wrapper):
+    """The environment's own reward summed in float64 (DummyVecEnv hands rewards on as float32); ``episode`` stays
+    after the reset DummyVecEnv makes at the episode's end."""
+
+    def reset(self, **kwargs):
+        self.total = 0.0
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.total += float(reward)
+        self.episode = self.total
+        return obs, reward, terminated, truncated, info
+
+
+def _sb3_returns(model, env_id, seeds_caps, normalize=None):
+    """SB3's deterministic evaluation, one DummyVecEnv episode per seed (``seed(s)`` then ``reset()``: the
+    environment's ``reset(seed=s)``, as rtreport seeds each episode), cut at the run's step cap."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    out = {}
+    for seed, cap in seeds_caps.items():
+        venv = DummyVecEnv([lambda: _Return(gym.make(env_id))])
+        if normalize is not None:
+            venv = VecNormalize.load(str(normalize), venv)
+            venv.training, venv.norm_reward = False, False
+        venv.seed(seed)
+        obs, steps = venv.reset(), 0
+        inner = venv.venv.envs[0] if normalize is not None else venv.envs[0]
+        while True:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, _, done, _ = venv.step(action)
+            steps += 1
+            if done[0] or (cap is not None and steps >= cap):
+                break
+        out[seed] = (inner.episode, steps)
+        venv.close()
+    return out
+
+
+def _assert_plays_as_sb3(out, model, env_id, normalize=None):
+    played, protocol = _played(out)
+    sb3 = _sb3_returns(model, env_id, {s: cap for s, (_, _, cap) in played.items()}, normalize)
+    assert {s: (score, steps) for s, (score, steps, _) in played.items()} == sb3
+    return protocol
+
+
+def _zoo_folder(root, algo, env_id, model, config, venv=None):
+    """An experiment folder as ``rl_zoo3.train`` saves it: ``<Env>.zip`` and ``<Env>/`` with ``config.yml``,
+    ``args.yml`` (``yaml.dump`` of OrderedDicts) and, when training normalised, ``vecnormalize.pkl``."""
+    run = root / "logs" / algo / f"{env_id}_1"
+    settings = run / env_id
+    settings.mkdir(parents=True)
+    model.save(run / f"{env_id}.zip")
+    if venv is not None:
+        venv.save(settings / "vecnormalize.pkl")
+    (settings / "config.yml").write_text(yaml.dump(OrderedDict(sorted(config.items()))))
+    args = OrderedDict([("algo", algo), ("env", env_id), ("env_kwargs", None), ("n_timesteps", -1), ("seed", 0)])
+    (settings / "args.yml").write_text(yaml.dump(args))
+    return run
+
+
+def _pages(site) -> dict:
+    return {
+        lang: next(p for p in (site / lang / "hardware").glob("*/index.html")).read_text() for lang in ("en", "zh-tw")
+    }
+
+
+@pytest.fixture(scope="module")
+def cheetah(tmp_path_factory):
+    """HalfCheetah PPO trained behind VecNormalize, as the RL Zoo trains every MuJoCo task, in the Zoo's layout."""
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    root = tmp_path_factory.mktemp("cheetah")
+    venv = VecNormalize(DummyVecEnv([lambda: gym.make("HalfCheetah-v5")]), gamma=0.99)
+    model = PPO("MlpPolicy", venv, seed=0, n_steps=128, batch_size=64, n_epochs=1, policy_kwargs={"net_arch": [16]})
+    model.learn(256)
+    run = _zoo_folder(
+        root, "ppo", "HalfCheetah-v5", model, {"normalize": True, "n_envs": 1, "policy": "MlpPolicy"}, venv
+    )
+    return run, model
+
+
+def test_a_zoo_folder_with_vecnormalize_plays_as_sb3_evaluates_and_says_so(tmp_path, cheetah):
+    run, model = cheetah
+    out = _collect(tmp_path, "--model", run)  # the environment from the folder's args.yml
+    pkl = run / "HalfCheetah-v5" / "vecnormalize.pkl"
+    protocol = _assert_plays_as_sb3(out, model, "HalfCheetah-v5", normalize=pkl)
+    assert protocol["gym_id"] == "HalfCheetah-v5"
+    from collect.agent.network import sha256_file
+
+    norm = protocol["preprocessing"]["normalization"]
+    assert norm["applied"] and norm["source"] == "rl-zoo folder" and norm["sha256"] == sha256_file(pkl)
+    assert norm["clip"] == 10.0 and norm["epsilon"] == 1e-8
+    assert protocol["preprocessing"]["model_folder"]["layout"] == "rl-zoo"
+    assert len(protocol["observation_normalization"]["mean"]) == 17
+    # without its statistics the same policy plays other games: the normalisation is what made them equal
+    unnormalised = _sb3_returns(model, "HalfCheetah-v5", {s: cap for s, (_, _, cap) in _played(out)[0].items()})
+    assert unnormalised != {s: (score, steps) for s, (score, steps, _) in _played(out)[0].items()}
+    site = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", str(out), "--out", str(site)])
+    assert result.exit_code == 0, result.output
+    pages = _pages(site)
+    short = norm["sha256"][:12]
+    assert "Observations are normalised as in training" in pages["en"] and short in pages["en"]
+    assert "found in the RL Zoo folder" in pages["en"] and "clipped to ±10" in pages["en"]
+    assert "觀測值依訓練時的方式正規化" in pages["zh-tw"] and short in pages["zh-tw"]
+    assert "在 RL Zoo 資料夾中找到" in pages["zh-tw"] and "RL Zoo 實驗資料夾" in pages["zh-tw"]
+
+
+def test_a_zoo_folder_trained_with_normalisation_but_without_its_statistics_is_refused(tmp_path, cheetah):
+    import shutil
+
+    run, _ = cheetah
+    copy = tmp_path / "HalfCheetah-v5_1"
+    shutil.copytree(run, copy)
+    (copy / "HalfCheetah-v5" / "vecnormalize.pkl").unlink()
+    line = _refused(["--model", copy])
+    assert "normalize: True says the model was trained on normalised observations" in line
+    assert "--normalize FILE" in line
+    # given by the flag instead, it is applied and said to come from there
+    out = _collect(tmp_path, "--model", copy, "--normalize", run / "HalfCheetah-v5" / "vecnormalize.pkl")
+    assert _played(out)[1]["preprocessing"]["normalization"]["source"] == "--normalize"
+    assert "--env Hopper-v5, but" in _refused(["--model", copy, "--env", "Hopper-v5"])
+
+
+def test_a_cartpole_ppo_zoo_folder_plays_as_sb3_evaluates(tmp_path):
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", "CartPole-v1", seed=0, n_steps=64, batch_size=64, policy_kwargs={"net_arch": [16]})
+    model.learn(128)
+    run = _zoo_folder(tmp_path, "ppo", "CartPole-v1", model, {"n_envs": 1, "policy": "MlpPolicy"})
+    out = _collect(tmp_path, "--model", run, "--env", "CartPole-v1")
+    protocol = _assert_plays_as_sb3(out, model, "CartPole-v1")
+    assert protocol["preprocessing"]["normalization"] == {"applied": False, "reason": "none found"}
+
+
+def test_a_pendulum_sac_hugging_face_folder_plays_as_sb3_evaluates(tmp_path):
+    from stable_baselines3 import SAC
+
+    model = SAC("MlpPolicy", "Pendulum-v1", seed=0, learning_starts=50, policy_kwargs={"net_arch": [16]})
+    model.learn(100)
+    hub = tmp_path / "sac-Pendulum-v1"
+    hub.mkdir()
+    model.save(hub / "sac-Pendulum-v1.zip")
+    (hub / "env_kwargs.yml").write_text("{}\n")
+    (hub / "README.md").write_text(
+        "---\nlibrary_name: stable-baselines3\ntags:\n- Pendulum-v1\n- reinforcement-learning\nmodel-index:\n"
+        "- name: SAC\n  results:\n  - task:\n      type: reinforcement-learning\n      name: reinforcement-learning\n"
+        "    dataset:\n      name: Pendulum-v1\n      type: Pendulum-v1\n---\n\n"
+        "# **SAC** Agent playing **Pendulum-v1**\n"
+    )
+    out = _collect(tmp_path, "--model", hub)
+    protocol = _assert_plays_as_sb3(out, model, "Pendulum-v1")
+    folder = protocol["preprocessing"]["model_folder"]
+    assert folder["layout"] == "hugging-face" and folder["env_id_from"] == "README.md (model card)"
+    assert folder["model_file"] == "sac-Pendulum-v1.zip"
+
+
+def test_reward_only_statistics_are_recognised_and_recorded(tmp_path):
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from collect.collect_command import model_for
+
+    venv = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]), norm_obs=False)
+    model = PPO("MlpPolicy", venv, seed=0, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]})
+    model.save(tmp_path / "ppo.zip")
+    venv.save(tmp_path / "vec_normalize.pkl")  # beside the model, as Hugging Face names it
+    task = model_for(tmp_path / "ppo.zip", "CartPole-v1", None).task
+    norm = task.protocol()["preprocessing"]["normalization"]
+    assert norm["applied"] is False and norm["reason"] == "reward-only" and norm["source"] == "beside the model"
+    assert task.normalization is None and "observation_normalization" not in task.protocol()
+    from collect import tasks
+
+    assert tasks.from_protocol(json.loads(json.dumps(task.protocol()))) == task
+
+
+def test_zoo_settings_rtreport_cannot_reproduce_are_refused_by_name(tmp_path):
+    from stable_baselines3 import PPO
+
+    model = PPO("MlpPolicy", "CartPole-v1", seed=0, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]})
+    cases = [
+        ({"env_wrapper": "rl_zoo3.wrappers.TimeFeatureWrapper"}, "env_wrapper rl_zoo3.wrappers.TimeFeatureWrapper"),
+        ({"frame_stack": 4}, "frame_stack 4 (VecFrameStack)"),
+        ({"vec_env_wrapper": "my_pkg.MyVecWrapper"}, "vec_env_wrapper my_pkg.MyVecWrapper"),
+    ]
+    for i, (config, said) in enumerate(cases):
+        run = _zoo_folder(tmp_path / str(i), "ppo", "CartPole-v1", model, config)
+        line = _refused(["--model", run])
+        assert said in line and "not measured without it" in line
+    # a gymnasium wrapper is applied, in the Zoo's {name: kwargs} form
+    run = _zoo_folder(
+        tmp_path / "w",
+        "ppo",
+        "CartPole-v1",
+        model,
+        {"env_wrapper": [{"gymnasium.wrappers.TimeLimit": {"max_episode_steps": 50}}]},
+    )
+    from collect.collect_command import model_for
+
+    assert model_for(run, None, None).task.wrappers == (("TimeLimit", '{"max_episode_steps": 50}'),)
