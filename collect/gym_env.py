@@ -1,6 +1,7 @@
 """A Gymnasium task's environment as rtreport plays it (``tasks.Task.make_env``): ``gymnasium.make`` with the
 task's kwargs and time limit, the wrappers the run configuration names, and the observation as the model takes it
-(float32, normalised with the training's frozen statistics where the run names them)."""
+(float32, normalised with the training's frozen statistics where the run names them, then stacked as
+``VecFrameStack`` stacks where the training did)."""
 
 from __future__ import annotations
 
@@ -47,22 +48,33 @@ class GymTaskEnv:
         self.task = task
         self.env = make(task.env_id, dict(task.env_kwargs), task.max_episode_steps, task.wrappers)
         self._norm = None
+        self._shape = tuple(int(d) for d in self.env.observation_space.shape)  # one observation, before a stack
+        self._stack = np.zeros(task.observation.shape, np.float32) if task.frame_stack else None
         if task.normalization is not None:
             mean, var, clip, eps = task.normalization
-            shape = task.observation.shape
+            shape = self._shape
             self._norm = (np.asarray(mean).reshape(shape), np.sqrt(np.asarray(var).reshape(shape) + eps), clip)
         self.action_space = _Actions(task.num_actions)
         self._action = (lambda a: np.asarray(a, np.float32)) if task.continuous else int
 
     def _obs(self, observation) -> np.ndarray:
-        x = np.asarray(observation, dtype=np.float64).reshape(self.task.observation.shape)
+        x = np.asarray(observation, dtype=np.float64).reshape(self._shape)
         if self._norm is not None:  # as VecNormalize.normalize_obs does
             mean, scale, clip = self._norm
             x = np.clip((x - mean) / scale, -clip, clip)
-        return np.ascontiguousarray(x, dtype=np.float32)
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        if self._stack is None:
+            return x
+        # as VecFrameStack on a 1-D observation: shift the oldest out, the newest at the end
+        n = x.shape[0]
+        self._stack[:-n] = self._stack[n:].copy()
+        self._stack[-n:] = x
+        return self._stack.copy()
 
     def reset(self, *, seed: int | None = None, options=None):
         observation, info = self.env.reset(seed=seed)
+        if self._stack is not None:
+            self._stack[:] = 0.0
         return self._obs(observation), info
 
     def step(self, action: int):

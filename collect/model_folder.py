@@ -13,8 +13,10 @@ training's preprocessing (``--model FILE or DIR``, ``--normalize FILE``).
   model card names the environment in its metadata.
 
 The environment comes from the folder where ``--env`` is not given; a folder that names another one than ``--env`` is
-refused. A Zoo setting rtreport cannot reproduce exactly (a wrapper outside ``gymnasium.wrappers``, a VecEnv wrapper,
-a frame stack) is refused by name: the agent is never measured without it.
+refused. A Zoo ``frame_stack`` of a 1-D observation is played as ``VecFrameStack`` stacks it (after the normalisation,
+zeros before the episode's first observation); a Zoo setting rtreport cannot reproduce exactly (a wrapper outside
+``gymnasium.wrappers``, a VecEnv wrapper, a frame stack of another observation) is refused by name: the agent is never
+measured without it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Found:
     normalize: Path | None = None  # the VecNormalize found there
     trained_normalized: str | None = None  # the setting that says training normalised the observations
     wrappers: tuple = ()  # ((gymnasium.wrappers name, kwargs), ...)
+    frame_stack: int = 0  # the Zoo's frame_stack (VecFrameStack after VecNormalize)
 
     @property
     def source(self) -> str:
@@ -56,6 +59,7 @@ class Found:
             "model_file": self.model.name,
             "env_id_from": self.env_id_from,
             "env_kwargs": dict(self.env_kwargs),
+            "frame_stack": self.frame_stack,
         }
 
 
@@ -213,7 +217,8 @@ def _name_env(model: Path):
 
 
 def _settings(path: Path, config: dict) -> tuple:
-    """(trained_normalized, wrappers) from a Zoo ``config.yml``; what cannot be reproduced exactly is refused."""
+    """(trained_normalized, wrappers, frame_stack) from a Zoo ``config.yml``; what cannot be reproduced exactly is
+    refused (a frame stack by ``tasks.Task.with_frame_stack``, where the task is known)."""
     normalize = config.get("normalize")
     said = None
     if normalize and _normalizes_obs(normalize):
@@ -223,12 +228,10 @@ def _settings(path: Path, config: dict) -> tuple:
             f"{path}: vec_env_wrapper {_name(config['vec_env_wrapper'])} cannot be reproduced by rtreport; the agent "
             "is not measured without it"
         )
-    if config.get("frame_stack"):
-        raise UserError(
-            f"{path}: frame_stack {config['frame_stack']} (VecFrameStack) on this task cannot be reproduced exactly "
-            "by rtreport; the agent is not measured without it"
-        )
-    return said, tuple(_wrappers(path, config.get("env_wrapper")))
+    stack = config.get("frame_stack") or 0
+    if not isinstance(stack, int) or isinstance(stack, bool) or stack < 0:
+        raise UserError(f"{path}: frame_stack must be a whole number, not {stack!r}")
+    return said, tuple(_wrappers(path, config.get("env_wrapper"))), stack
 
 
 def _normalizes_obs(value) -> bool:

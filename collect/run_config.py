@@ -151,6 +151,8 @@ def _task_for(env_id: str | None, config: dict, base: Path | None, found=None, n
     saved, said = _normalization(env, base, found, normalize)
     wrappers = [*(found.wrappers if found is not None else ()), *_wrappers(env)]
     task = tasks.for_env(env_id or env.get("id"), kwargs, steps, wrappers, saved.stats if saved else None)
+    if found is not None and found.frame_stack:
+        task = task.with_frame_stack(found.frame_stack)
     if task.family == "gymnasium" and (found is not None or saved is not None):
         task = task.with_preprocessing(
             {

@@ -76,6 +76,7 @@ class Task:
     normalization: tuple | None = None
     # what the training's preprocessing was and where rtreport found it (JSON; ``with_preprocessing``)
     preprocessing: str = ""
+    frame_stack: int = 0  # the training's VecFrameStack of a 1-D observation (0: none), after the normalisation
     details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
 
     @property
@@ -128,6 +129,21 @@ class Task:
         folder's layout."""
         return replace(self, preprocessing=json.dumps(said, sort_keys=True))
 
+    def with_frame_stack(self, n: int) -> "Task":
+        """The task seen through SB3's ``VecFrameStack(n)`` of a 1-D observation: the last ``n`` observations (after
+        the normalisation), oldest first, zeros before the episode's first (``gym_env.GymTaskEnv``)."""
+        if n == 1 or not n:
+            return self
+        if not isinstance(n, int) or n < 1:
+            raise UserError(f"frame_stack must be a positive whole number, not {n!r}")
+        if self.family != "gymnasium" or len(self.observation.shape) != 1:
+            raise UserError(
+                f"frame_stack {n} (VecFrameStack) of {self.name}'s observations {self.observation.describe()} cannot "
+                "be reproduced exactly by rtreport (it stacks 1-D observations); the agent is not measured without it"
+            )
+        stacked = Observation((self.observation.shape[0] * n,), self.observation.dtype)
+        return replace(self, frame_stack=n, observation=stacked)
+
     # -- playing ------------------------------------------------------------------------------------------
     def make_env(self):
         """The environment play uses: ``reset(seed=)``, ``step(action)``, ``action_space.n``, ``close()``."""
@@ -171,6 +187,7 @@ class Task:
                 else {}
             ),
             **({"preprocessing": json.loads(self.preprocessing)} if self.preprocessing else {}),
+            **({"frame_stack": self.frame_stack} if self.frame_stack else {}),
             "observation_shape": list(self.observation.shape),
             "observation_dtype": self.observation.dtype,
             "num_actions": self.num_actions,
@@ -231,6 +248,8 @@ def from_protocol(protocol: dict | str | None) -> Task:
     )
     if p.get("preprocessing"):
         task = task.with_preprocessing(p["preprocessing"])
+    if p.get("frame_stack"):
+        task = task.with_frame_stack(p["frame_stack"])
     return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", 0.0))
 
 

@@ -74,6 +74,9 @@ def preprocessing_lines(prep: dict | None, t: Translator) -> list[str]:
                 env_from=folder.get("env_id_from") or "?",
             )
         )
+    stack = (folder or {}).get("frame_stack")
+    if stack and stack > 1:
+        lines.append(t("prep_frame_stack", n=stack))
     norm = prep.get("normalization") or {}
     if norm.get("applied"):
         lines.append(

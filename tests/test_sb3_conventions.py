@@ -82,10 +82,10 @@ class _Return(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
-def _sb3_returns(model, env_id, seeds_caps, normalize=None):
+def _sb3_returns(model, env_id, seeds_caps, normalize=None, stack=0):
     """SB3's deterministic evaluation, one DummyVecEnv episode per seed (``seed(s)`` then ``reset()``: the
     environment's ``reset(seed=s)``, as rtreport seeds each episode), cut at the run's step cap."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack, VecNormalize
 
     out = {}
     for seed, cap in seeds_caps.items():
@@ -93,9 +93,11 @@ def _sb3_returns(model, env_id, seeds_caps, normalize=None):
         if normalize is not None:
             venv = VecNormalize.load(str(normalize), venv)
             venv.training, venv.norm_reward = False, False
+        if stack:
+            venv = VecFrameStack(venv, stack)
         venv.seed(seed)
         obs, steps = venv.reset(), 0
-        inner = venv.venv.envs[0] if normalize is not None else venv.envs[0]
+        inner = venv.unwrapped.envs[0]
         while True:
             action, _ = model.predict(obs, deterministic=True)
             obs, _, done, _ = venv.step(action)
@@ -107,9 +109,9 @@ def _sb3_returns(model, env_id, seeds_caps, normalize=None):
     return out
 
 
-def _assert_plays_as_sb3(out, model, env_id, normalize=None):
+def _assert_plays_as_sb3(out, model, env_id, normalize=None, stack=0):
     played, protocol = _played(out)
-    sb3 = _sb3_returns(model, env_id, {s: cap for s, (_, _, cap) in played.items()}, normalize)
+    sb3 = _sb3_returns(model, env_id, {s: cap for s, (_, _, cap) in played.items()}, normalize, stack)
     assert {s: (score, steps) for s, (score, steps, _) in played.items()} == sb3
     return protocol
 
@@ -252,7 +254,6 @@ def test_zoo_settings_rtreport_cannot_reproduce_are_refused_by_name(tmp_path):
     model = PPO("MlpPolicy", "CartPole-v1", seed=0, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]})
     cases = [
         ({"env_wrapper": "rl_zoo3.wrappers.TimeFeatureWrapper"}, "env_wrapper rl_zoo3.wrappers.TimeFeatureWrapper"),
-        ({"frame_stack": 4}, "frame_stack 4 (VecFrameStack)"),
         ({"vec_env_wrapper": "my_pkg.MyVecWrapper"}, "vec_env_wrapper my_pkg.MyVecWrapper"),
     ]
     for i, (config, said) in enumerate(cases):
@@ -270,3 +271,43 @@ def test_zoo_settings_rtreport_cannot_reproduce_are_refused_by_name(tmp_path):
     from collect.collect_command import model_for
 
     assert model_for(run, None, None).task.wrappers == (("TimeLimit", '{"max_episode_steps": 50}'),)
+
+
+def test_a_zoo_frame_stack_after_vecnormalize_is_played_as_vecframestack_stacks(tmp_path):
+    """The Zoo stacks after normalising (VecFrameStack over VecNormalize): the same observations at every step of a
+    random game, and the reference's games equal SB3's evaluation."""
+    import numpy as np
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack, VecNormalize
+
+    from collect.collect_command import model_for
+
+    norm = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    model = PPO(
+        "MlpPolicy", VecFrameStack(norm, 3), seed=0, n_steps=64, batch_size=64, policy_kwargs={"net_arch": [16]}
+    )
+    model.learn(128)
+    config = {"normalize": True, "frame_stack": 3, "policy": "MlpPolicy"}
+    run = _zoo_folder(tmp_path, "ppo", "CartPole-v1", model, config, norm)
+    pkl = run / "CartPole-v1" / "vecnormalize.pkl"
+    task = model_for(run, None, None).task
+    assert task.observation.shape == (12,) and task.frame_stack == 3
+    ours = task.make_env()
+    sb3 = VecNormalize.load(str(pkl), DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    sb3.training = False
+    sb3 = VecFrameStack(sb3, 3)
+    rng = np.random.default_rng(0)
+    sb3.seed(5)
+    theirs, (mine, _) = sb3.reset(), ours.reset(seed=5)
+    for _ in range(30):
+        assert np.array_equal(mine, theirs[0])
+        action = int(rng.integers(2))
+        theirs, _, done, _ = sb3.step([action])
+        mine, _, terminated, truncated, _ = ours.step(action)
+        if done[0]:
+            assert terminated or truncated
+            sb3.seed(6)
+            theirs, (mine, _) = sb3.reset(), ours.reset(seed=6)
+    out = _collect(tmp_path, "--model", run)
+    protocol = _assert_plays_as_sb3(out, model, "CartPole-v1", normalize=pkl, stack=3)
+    assert protocol["frame_stack"] == 3 and protocol["preprocessing"]["model_folder"]["frame_stack"] == 3
