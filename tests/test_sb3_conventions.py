@@ -311,3 +311,63 @@ def test_a_zoo_frame_stack_after_vecnormalize_is_played_as_vecframestack_stacks(
     out = _collect(tmp_path, "--model", run)
     protocol = _assert_plays_as_sb3(out, model, "CartPole-v1", normalize=pkl, stack=3)
     assert protocol["frame_stack"] == 3 and protocol["preprocessing"]["model_folder"]["frame_stack"] == 3
+
+
+def test_zoo_yaml_is_read_safely_with_its_python_tags(tmp_path):
+    """args.yml as the Zoo writes it (an OrderedDict, the env as huggingface_sb3's EnvironmentName): read without
+    building any object; a reward-only ``normalize`` string asks for no statistics."""
+    from collect import model_folder
+
+    run = tmp_path / "CartPole-v1_1"
+    (run / "CartPole-v1").mkdir(parents=True)
+    (run / "CartPole-v1.zip").write_bytes(b"")  # find() reads the folder, not the model
+    (run / "CartPole-v1" / "args.yml").write_text(
+        "!!python/object/apply:collections.OrderedDict\n- - - env\n"
+        "    - !!python/object/new:huggingface_sb3.naming_schemes.EnvironmentName\n"
+        "      args:\n      - CartPole-v1\n      state:\n        gym_id: CartPole-v1\n"
+        "  - - env_kwargs\n    - sutton_barto_reward: true\n"
+        "  - - policy_kwargs\n    - !!python/name:os.system ''\n"
+    )
+    (run / "CartPole-v1" / "config.yml").write_text(
+        "!!python/object/apply:collections.OrderedDict\n- - - normalize\n    - dict(norm_obs=False, norm_reward=True)\n"
+        "  - - train_freq\n    - !!python/tuple\n      - 1\n      - step\n"
+    )
+    found = model_folder.find(run)
+    assert found.env_id == "CartPole-v1" and found.env_id_from == "CartPole-v1/args.yml"
+    assert found.env_kwargs == {"sutton_barto_reward": True} and found.trained_normalized is None
+    assert found.model == run / "CartPole-v1.zip" and found.layout == "rl-zoo"
+    (run / "CartPole-v1" / "config.yml").write_text("normalize: true\n")
+    assert model_folder.find(run).trained_normalized == "CartPole-v1/config.yml: normalize: True"
+    (run / "CartPole-v1" / "config.yml").write_text("normalize: [unclosed\n")
+    with pytest.raises(Exception, match="is not a readable YAML file"):
+        model_folder.find(run)
+
+
+class _DictObs(gym.Env):
+    observation_space = gym.spaces.Dict({"position": gym.spaces.Box(-1.0, 1.0, (2,))})
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        return {"position": self.observation_space["position"].sample()}, {}
+
+    def step(self, action):
+        return self.reset()[0], 0.0, True, False, {}
+
+
+def test_statistics_rtreport_cannot_honour_are_one_line(tmp_path):
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from collect import vec_normalize
+
+    VecNormalize(DummyVecEnv([_DictObs])).save(tmp_path / "dict.pkl")
+    with pytest.raises(Exception, match=r"Dict observation \(norm_obs_keys position\) cannot be honoured"):
+        vec_normalize.read(tmp_path / "dict.pkl")
+    (tmp_path / "other.pkl").write_bytes(__import__("pickle").dumps({"obs_rms": None}))
+    with pytest.raises(Exception, match="not a saved VecNormalize of Stable-Baselines3: it holds a dict"):
+        vec_normalize.read(tmp_path / "other.pkl")
+    folder = tmp_path / "two"
+    folder.mkdir()
+    VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")])).save(folder / "vecnormalize.pkl")
+    VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]), clip_obs=5.0).save(folder / "vec_normalize.pkl")
+    with pytest.raises(Exception, match="two different VecNormalize files"):
+        vec_normalize.beside(folder)
