@@ -371,3 +371,26 @@ def test_statistics_rtreport_cannot_honour_are_one_line(tmp_path):
     VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]), clip_obs=5.0).save(folder / "vec_normalize.pkl")
     with pytest.raises(Exception, match="two different VecNormalize files"):
         vec_normalize.beside(folder)
+
+
+def test_a_hugging_face_folder_with_vec_normalize_plays_as_sb3_evaluates(tmp_path):
+    """A Hub folder without a model card: the environment from the file's name, the statistics from
+    ``vec_normalize.pkl``, the kwargs from ``env_kwargs.yml``."""
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    venv = VecNormalize(DummyVecEnv([lambda: gym.make("CartPole-v1")]))
+    model = PPO("MlpPolicy", venv, seed=1, n_steps=64, batch_size=64, policy_kwargs={"net_arch": [16]})
+    model.learn(128)
+    hub = tmp_path / "ppo-CartPole-v1"
+    hub.mkdir()
+    model.save(hub / "ppo-CartPole-v1.zip")
+    venv.save(hub / "vec_normalize.pkl")
+    (hub / "env_kwargs.yml").write_text("{}\n")
+    out = _collect(tmp_path, "--model", hub)
+    protocol = _assert_plays_as_sb3(out, model, "CartPole-v1", normalize=hub / "vec_normalize.pkl")
+    prep = protocol["preprocessing"]
+    assert prep["model_folder"]["env_id_from"] == "ppo-CartPole-v1.zip (the file's name)"
+    assert prep["normalization"]["source"] == "hugging-face folder" and prep["normalization"]["applied"]
+    line = _refused(["--model", hub, "--env", "Acrobot-v1"])
+    assert "--env Acrobot-v1, but" in line and "trained on CartPole-v1" in line
