@@ -60,6 +60,7 @@ class Found:
             "env_id_from": self.env_id_from,
             "env_kwargs": dict(self.env_kwargs),
             "frame_stack": self.frame_stack,
+            "env_wrappers": [{"name": n, "kwargs": dict(k)} for n, k in self.wrappers],
         }
 
 

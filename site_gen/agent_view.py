@@ -44,6 +44,9 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         actions=t("agent_actions_sep").join(map(str, actions)),
         decide=decide,
     )
+    wrappers = [w.get("name", "?") for w in protocol.get("wrappers") or []]
+    if wrappers:
+        line = t("agent_then", line=line, more=t("prep_wrappers", wrappers=t("agent_actions_sep").join(wrappers)))
     for said in preprocessing_lines(protocol.get("preprocessing"), t):
         line = t("agent_then", line=line, more=said)
     return line

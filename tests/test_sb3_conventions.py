@@ -311,6 +311,12 @@ def test_a_zoo_frame_stack_after_vecnormalize_is_played_as_vecframestack_stacks(
     out = _collect(tmp_path, "--model", run)
     protocol = _assert_plays_as_sb3(out, model, "CartPole-v1", normalize=pkl, stack=3)
     assert protocol["frame_stack"] == 3 and protocol["preprocessing"]["model_folder"]["frame_stack"] == 3
+    site = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", str(out), "--out", str(site)])
+    assert result.exit_code == 0, result.output
+    pages = _pages(site)
+    assert "sees the last 3 observations, oldest first" in pages["en"]
+    assert "最近 3 個觀測值" in pages["zh-tw"]
 
 
 def test_zoo_yaml_is_read_safely_with_its_python_tags(tmp_path):
