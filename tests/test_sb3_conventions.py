@@ -292,6 +292,9 @@ def test_a_zoo_frame_stack_after_vecnormalize_is_played_as_vecframestack_stacks(
     pkl = run / "CartPole-v1" / "vecnormalize.pkl"
     task = model_for(run, None, None).task
     assert task.observation.shape == (12,) and task.frame_stack == 3
+    from collect import tasks
+
+    assert tasks.from_protocol(json.loads(json.dumps(task.protocol()))) == task  # a resume or repeat plays it so
     ours = task.make_env()
     sb3 = VecNormalize.load(str(pkl), DummyVecEnv([lambda: gym.make("CartPole-v1")]))
     sb3.training = False
