@@ -246,6 +246,12 @@ def test_reward_only_statistics_are_recognised_and_recorded(tmp_path):
     from collect import tasks
 
     assert tasks.from_protocol(json.loads(json.dumps(task.protocol()))) == task
+    # named by a run configuration (where it once failed to unpickle), it reads the same
+    from collect import run_config
+
+    (tmp_path / "run.toml").write_text('[env]\nid = "CartPole-v1"\nnormalize_observations = "vec_normalize.pkl"\n')
+    by_config = run_config.task_for(None, run_config.read(tmp_path / "run.toml"), tmp_path)
+    assert json.loads(by_config.preprocessing)["normalization"]["reason"] == "reward-only"
 
 
 def test_zoo_settings_rtreport_cannot_reproduce_are_refused_by_name(tmp_path):
@@ -260,6 +266,10 @@ def test_zoo_settings_rtreport_cannot_reproduce_are_refused_by_name(tmp_path):
         run = _zoo_folder(tmp_path / str(i), "ppo", "CartPole-v1", model, config)
         line = _refused(["--model", run])
         assert said in line and "not measured without it" in line
+    from collect import tasks
+
+    with pytest.raises(Exception, match=r"frame_stack 4 \(VecFrameStack\) of Breakout's observations uint8"):
+        tasks.BREAKOUT.with_frame_stack(4)
     # a gymnasium wrapper is applied, in the Zoo's {name: kwargs} form
     run = _zoo_folder(
         tmp_path / "w",
