@@ -35,6 +35,27 @@ def make(env_id: str, env_kwargs: dict, max_episode_steps: int | None, wrappers=
     return env
 
 
+def frame_stacked(task, n: int):
+    """``task`` seen through SB3's ``VecFrameStack(n)`` of a 1-D observation: the last ``n`` observations (after the
+    normalisation), oldest first, zeros before the episode's first (``GymTaskEnv``)."""
+    from dataclasses import replace
+
+    from .tasks import Observation
+
+    if n == 1 or not n:
+        return task
+    if not isinstance(n, int) or n < 1:
+        raise UserError(f"frame_stack must be a positive whole number, not {n!r}")
+    if task.family != "gymnasium" or len(task.observation.shape) != 1:
+        raise UserError(
+            f"frame_stack {n} (VecFrameStack) of {task.name}'s observations {task.observation.describe()} cannot "
+            "be reproduced exactly by rtreport (it stacks 1-D observations); the agent is not measured without it"
+        )
+    return replace(
+        task, frame_stack=n, observation=Observation((task.observation.shape[0] * n,), task.observation.dtype)
+    )
+
+
 class _Actions:
     def __init__(self, n: int):
         self.n = n

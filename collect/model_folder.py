@@ -219,7 +219,7 @@ def _name_env(model: Path):
 
 def _settings(path: Path, config: dict) -> tuple:
     """(trained_normalized, wrappers, frame_stack) from a Zoo ``config.yml``; what cannot be reproduced exactly is
-    refused (a frame stack by ``tasks.Task.with_frame_stack``, where the task is known)."""
+    refused (a frame stack by ``gym_env.frame_stacked``, where the task is known)."""
     normalize = config.get("normalize")
     said = None
     if normalize and _normalizes_obs(normalize):

@@ -17,12 +17,15 @@ epsilon = 0.0                 # Q-values: the evaluation ε (the Atari protocol'
 
 from __future__ import annotations
 
+import json
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 from rtreport.errors import UserError
 
 from . import tasks
+from .gym_env import frame_stacked
 
 KNOWN = {
     "env": {"id", "max_episode_steps", "kwargs", "wrappers", "normalize_observations"},
@@ -152,14 +155,10 @@ def _task_for(env_id: str | None, config: dict, base: Path | None, found=None, n
     wrappers = [*(found.wrappers if found is not None else ()), *_wrappers(env)]
     task = tasks.for_env(env_id or env.get("id"), kwargs, steps, wrappers, saved.stats if saved else None)
     if found is not None and found.frame_stack:
-        task = task.with_frame_stack(found.frame_stack)
+        task = frame_stacked(task, found.frame_stack)
     if task.family == "gymnasium" and (found is not None or saved is not None):
-        task = task.with_preprocessing(
-            {
-                "normalization": said,
-                **({"model_folder": found.record()} if found is not None and found.layout != "file" else {}),
-            }
-        )
+        folder = {"model_folder": found.record()} if found is not None and found.layout != "file" else {}
+        task = replace(task, preprocessing=json.dumps({"normalization": said, **folder}, sort_keys=True))
     policy = config.get("policy", {})
     epsilon = policy.get("epsilon")
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and 0 <= epsilon <= 1):

@@ -74,9 +74,8 @@ class Task:
     wrappers: tuple = ()  # ((gymnasium.wrappers name, JSON of its kwargs), ...) applied in order after make
     # the training's observation normalisation (VecNormalize's statistics): ((mean...), (var...), clip, epsilon)
     normalization: tuple | None = None
-    # what the training's preprocessing was and where rtreport found it (JSON; ``with_preprocessing``)
-    preprocessing: str = ""
-    frame_stack: int = 0  # the training's VecFrameStack of a 1-D observation (0: none), after the normalisation
+    preprocessing: str = ""  # JSON: what the training's preprocessing was, found where (run_config)
+    frame_stack: int = 0  # VecFrameStack's n (gym_env.frame_stacked)
     details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
 
     @property
@@ -122,27 +121,6 @@ class Task:
             )
         eps = self.epsilon if epsilon is None else float(epsilon)
         return replace(self, outputs=outputs, epsilon=0.0 if outputs == "logits" else eps)
-
-    def with_preprocessing(self, said: dict) -> "Task":
-        """The task with what its run file says of the training's preprocessing (``protocol.preprocessing``): the
-        observation normalisation applied or not and why, its file's sha256 and where it was found, the model
-        folder's layout."""
-        return replace(self, preprocessing=json.dumps(said, sort_keys=True))
-
-    def with_frame_stack(self, n: int) -> "Task":
-        """The task seen through SB3's ``VecFrameStack(n)`` of a 1-D observation: the last ``n`` observations (after
-        the normalisation), oldest first, zeros before the episode's first (``gym_env.GymTaskEnv``)."""
-        if n == 1 or not n:
-            return self
-        if not isinstance(n, int) or n < 1:
-            raise UserError(f"frame_stack must be a positive whole number, not {n!r}")
-        if self.family != "gymnasium" or len(self.observation.shape) != 1:
-            raise UserError(
-                f"frame_stack {n} (VecFrameStack) of {self.name}'s observations {self.observation.describe()} cannot "
-                "be reproduced exactly by rtreport (it stacks 1-D observations); the agent is not measured without it"
-            )
-        stacked = Observation((self.observation.shape[0] * n,), self.observation.dtype)
-        return replace(self, frame_stack=n, observation=stacked)
 
     # -- playing ------------------------------------------------------------------------------------------
     def make_env(self):
@@ -247,9 +225,11 @@ def from_protocol(protocol: dict | str | None) -> Task:
         (tuple(n["mean"]), tuple(n["var"]), n["clip"], n["epsilon"]) if n else None,
     )
     if p.get("preprocessing"):
-        task = task.with_preprocessing(p["preprocessing"])
+        task = replace(task, preprocessing=json.dumps(p["preprocessing"], sort_keys=True))
     if p.get("frame_stack"):
-        task = task.with_frame_stack(p["frame_stack"])
+        from .gym_env import frame_stacked
+
+        task = frame_stacked(task, p["frame_stack"])
     return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", 0.0))
 
 

@@ -267,9 +267,10 @@ def test_zoo_settings_rtreport_cannot_reproduce_are_refused_by_name(tmp_path):
         line = _refused(["--model", run])
         assert said in line and "not measured without it" in line
     from collect import tasks
+    from collect.gym_env import frame_stacked
 
     with pytest.raises(Exception, match=r"frame_stack 4 \(VecFrameStack\) of Breakout's observations uint8"):
-        tasks.BREAKOUT.with_frame_stack(4)
+        frame_stacked(tasks.BREAKOUT, 4)
     # a gymnasium wrapper is applied, in the Zoo's {name: kwargs} form
     run = _zoo_folder(
         tmp_path / "w",
