@@ -75,7 +75,10 @@ def find(model_path: Path, env_id: str | None = None) -> Found:
     path = Path(model_path)
     folder = path if path.is_dir() else path.parent
     chosen = None if path.is_dir() else path
-    zoo = [d for d in sorted(folder.iterdir()) if d.is_dir() and _zoo_settings(d, chosen)]
+    try:
+        zoo = [d for d in sorted(folder.iterdir()) if d.is_dir() and _zoo_settings(d, chosen)]
+    except OSError as e:
+        raise UserError(f"cannot read the model's folder {folder}: {e.strerror or type(e).__name__}") from None
     if zoo:
         if len(zoo) > 1:
             names = [d.name for d in zoo]
@@ -193,9 +196,9 @@ def _card_env(folder: Path):
     head = re.match(r"\A---\s*\n(.*?)\n---\s*\n", text, re.S)
     if not head:
         return None, None
-    import yaml
-
     try:
+        import yaml
+
         meta = yaml.safe_load(head.group(1)) or {}
         dataset = meta["model-index"][0]["results"][0]["dataset"]
         name = dataset.get("type") or dataset.get("name")
@@ -281,7 +284,10 @@ def _yaml(path: Path, whole: bool = False):
     string, a tuple as a tuple, any other Python object as a string naming it (never built)."""
     if not path.is_file():
         return None if whole else {}
-    import yaml
+    try:
+        import yaml
+    except ImportError:
+        raise UserError(f"reading {path} needs PyYAML: pip install pyyaml") from None
 
     class Loader(yaml.SafeLoader):
         pass
