@@ -226,7 +226,7 @@ def _settings(path: Path, config: dict) -> tuple:
     normalize = config.get("normalize")
     said = None
     if normalize and _normalizes_obs(normalize):
-        said = f"{path.parent.name}/{path.name}: normalize: {normalize}"
+        said = f"{path}: normalize: {str(normalize).lower() if isinstance(normalize, bool) else normalize}"
     if config.get("vec_env_wrapper"):
         raise UserError(
             f"{path}: vec_env_wrapper {_name(config['vec_env_wrapper'])} cannot be reproduced by rtreport; the agent "

@@ -188,7 +188,7 @@ def test_a_zoo_folder_trained_with_normalisation_but_without_its_statistics_is_r
     shutil.copytree(run, copy)
     (copy / "HalfCheetah-v5" / "vecnormalize.pkl").unlink()
     line = _refused(["--model", copy])
-    assert "normalize: True says the model was trained on normalised observations" in line
+    assert "HalfCheetah-v5/config.yml: normalize: true says the model was trained on normalised observations" in line
     assert "--normalize FILE" in line
     # given by the flag instead, it is applied and said to come from there
     out = _collect(tmp_path, "--model", copy, "--normalize", run / "HalfCheetah-v5" / "vecnormalize.pkl")
@@ -357,7 +357,7 @@ def test_zoo_yaml_is_read_safely_with_its_python_tags(tmp_path):
     assert found.env_kwargs == {"sutton_barto_reward": True} and found.trained_normalized is None
     assert found.model == run / "CartPole-v1.zip" and found.layout == "rl-zoo"
     (run / "CartPole-v1" / "config.yml").write_text("normalize: true\n")
-    assert model_folder.find(run).trained_normalized == "CartPole-v1/config.yml: normalize: True"
+    assert model_folder.find(run).trained_normalized == f"{run}/CartPole-v1/config.yml: normalize: true"
     (run / "CartPole-v1" / "config.yml").write_text("normalize: [unclosed\n")
     with pytest.raises(Exception, match="is not a readable YAML file"):
         model_folder.find(run)
