@@ -39,7 +39,7 @@ class Found:
     layout: str  # "file", "rl-zoo" or "hugging-face"
     folder: Path
     env_id: str | None = None
-    env_id_from: str | None = None  # the file that named the environment
+    env_id_from: str | None = None  # the file that named the environment (a folder: by its name; a .zip: by its)
     env_kwargs: dict = field(default_factory=dict)
     normalize: Path | None = None  # the VecNormalize found there
     trained_normalized: str | None = None  # the setting that says training normalised the observations
@@ -129,7 +129,7 @@ def _zoo(folder: Path, settings: Path, chosen: Path | None) -> Found:
     args = _yaml(settings / "args.yml")
     config = _yaml(settings / "config.yml")
     env_id = args.get("env") if isinstance(args.get("env"), str) else None
-    env_from = f"{settings.name}/args.yml" if env_id else f"{settings.name}/ (the folder's name)"
+    env_from = f"{settings.name}/args.yml" if env_id else f"{settings.name}/"
     kwargs = args.get("env_kwargs") or {}
     if not isinstance(kwargs, dict):
         raise UserError(f"{settings / 'args.yml'}: env_kwargs is not a mapping of keyword arguments")
@@ -204,7 +204,7 @@ def _card_env(folder: Path):
         name = dataset.get("type") or dataset.get("name")
     except Exception:
         return None, None
-    return (str(name), "README.md (model card)") if name else (None, None)
+    return (str(name), "README.md") if name else (None, None)
 
 
 def _name_env(model: Path):
@@ -216,7 +216,7 @@ def _name_env(model: Path):
         name = parts[1]
         for candidate in (name, name.replace("-", "/", 1)):
             if candidate in gym.registry:
-                return candidate, f"{model.name} (the file's name)"
+                return candidate, model.name
     return None, None
 
 

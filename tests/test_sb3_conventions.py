@@ -225,7 +225,7 @@ def test_a_pendulum_sac_hugging_face_folder_plays_as_sb3_evaluates(tmp_path):
     out = _collect(tmp_path, "--model", hub)
     protocol = _assert_plays_as_sb3(out, model, "Pendulum-v1")
     folder = protocol["preprocessing"]["model_folder"]
-    assert folder["layout"] == "hugging-face" and folder["env_id_from"] == "README.md (model card)"
+    assert folder["layout"] == "hugging-face" and folder["env_id_from"] == "README.md"
     assert folder["model_file"] == "sac-Pendulum-v1.zip"
 
 
@@ -410,7 +410,7 @@ def test_a_hugging_face_folder_with_vec_normalize_plays_as_sb3_evaluates(tmp_pat
     out = _collect(tmp_path, "--model", hub)
     protocol = _assert_plays_as_sb3(out, model, "CartPole-v1", normalize=hub / "vec_normalize.pkl")
     prep = protocol["preprocessing"]
-    assert prep["model_folder"]["env_id_from"] == "ppo-CartPole-v1.zip (the file's name)"
+    assert prep["model_folder"]["env_id_from"] == "ppo-CartPole-v1.zip"
     assert prep["normalization"]["source"] == "hugging-face folder" and prep["normalization"]["applied"]
     line = _refused(["--model", hub, "--env", "Acrobot-v1"])
     assert "--env Acrobot-v1, but" in line and "trained on CartPole-v1" in line
