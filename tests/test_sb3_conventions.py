@@ -414,3 +414,37 @@ def test_a_hugging_face_folder_with_vec_normalize_plays_as_sb3_evaluates(tmp_pat
     assert prep["normalization"]["source"] == "hugging-face folder" and prep["normalization"]["applied"]
     line = _refused(["--model", hub, "--env", "Acrobot-v1"])
     assert "--env Acrobot-v1, but" in line and "trained on CartPole-v1" in line
+
+
+def test_every_preprocessing_sentence_is_said_in_both_languages():
+    from site_gen.agent_view import PREP_SOURCES, preprocessing_lines
+    from site_gen.i18n import Translator
+
+    said = {"file": "logs/x/vecnormalize.pkl", "sha256": "ab" * 32, "norm_obs": False, "norm_reward": True}
+    cases = [
+        {"normalization": {"applied": True, **said, "source": source, "clip": 5.0, "epsilon": 1e-8}}
+        for source in PREP_SOURCES
+    ]
+    cases += [
+        {"normalization": {"applied": False, **said, "source": "--normalize", "reason": "reward-only"}},
+        {"normalization": {"applied": False, "reason": "none found"}},
+        {
+            "model_folder": {
+                "layout": "hugging-face",
+                "folder": "hub",
+                "model_file": "a.zip",
+                "env_id_from": "README.md",
+            }
+        },
+        {"model_folder": {"layout": "rl-zoo", "folder": "z", "model_file": "b.zip", "frame_stack": 4}},
+    ]
+    expected = {
+        "en": ["±5", "reward statistics only", "as the environment gives them", "Hugging Face", "last 4 observations"],
+        "zh-tw": ["±5", "只有獎勵的統計量", "直接採用環境給出的值", "Hugging Face 模型資料夾", "最近 4 個觀測值"],
+    }
+    for lang, words in expected.items():
+        t = Translator(lang)
+        text = " ".join(line for prep in cases for line in preprocessing_lines(prep, t))
+        assert "{" not in text and "abababababab" in text and all(w in text for w in words), (lang, text)
+        sources = {t(key) for key in PREP_SOURCES.values()}
+        assert len(sources) == len(PREP_SOURCES) and all(s in text for s in sources)
