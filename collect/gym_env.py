@@ -40,8 +40,6 @@ def frame_stacked(task, n: int):
     normalisation), oldest first, zeros before the episode's first (``GymTaskEnv``)."""
     from dataclasses import replace
 
-    from .tasks import Observation
-
     if n == 1 or not n:
         return task
     if not isinstance(n, int) or n < 1:
@@ -51,9 +49,8 @@ def frame_stacked(task, n: int):
             f"frame_stack {n} (VecFrameStack) of {task.name}'s observations {task.observation.describe()} cannot "
             "be reproduced exactly by rtreport (it stacks 1-D observations); the agent is not measured without it"
         )
-    return replace(
-        task, frame_stack=n, observation=Observation((task.observation.shape[0] * n,), task.observation.dtype)
-    )
+    stacked = type(task.observation)((task.observation.shape[0] * n,), task.observation.dtype)  # a tasks.Observation
+    return replace(task, frame_stack=n, observation=stacked)
 
 
 class _Actions:
