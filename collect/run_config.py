@@ -126,6 +126,8 @@ def task_for(
 
 def _task_for(env_id: str | None, config: dict, base: Path | None, found=None, normalize=None) -> tasks.Task:
     env = config.get("env", {})
+    if env_id is not None and not env_id.strip():
+        raise UserError("--env is empty: give an environment id (ALE/Breakout-v5, CartPole-v1, …)")
     if found is not None and found.env_id:
         if env.get("id") and env["id"] != found.env_id:
             raise UserError(
@@ -133,8 +135,6 @@ def _task_for(env_id: str | None, config: dict, base: Path | None, found=None, n
                 f"model was trained on {found.env_id}"
             )
         env_id = env_id or found.env_id
-    if env_id is not None and not env_id.strip():
-        raise UserError("--env is empty: give an environment id (ALE/Breakout-v5, CartPole-v1, …)")
     if env_id and env.get("id") and env["id"] != env_id:
         raise UserError(f"--env {env_id} and the run configuration's [env] id {env['id']} differ")
     steps = env.get("max_episode_steps")
