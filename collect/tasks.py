@@ -74,6 +74,8 @@ class Task:
     wrappers: tuple = ()  # ((gymnasium.wrappers name, JSON of its kwargs), ...) applied in order after make
     # the training's observation normalisation (VecNormalize's statistics): ((mean...), (var...), clip, epsilon)
     normalization: tuple | None = None
+    # atari: "rtreport" (``agent.protocol``) or "sb3" (``agent.sb3_atari``: Stable-Baselines3's evaluation chain)
+    atari_preprocessing: str = "rtreport"
     details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
 
     @property
@@ -88,7 +90,7 @@ class Task:
     def name(self) -> str:
         """The environment's name as the report shows it ("Breakout", "CartPole-v1")."""
         if self.family == "atari":
-            return self.env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
+            return _atari_name(self.env_id)
         return self.env_id
 
     @property
@@ -123,6 +125,10 @@ class Task:
     # -- playing ------------------------------------------------------------------------------------------
     def make_env(self):
         """The environment play uses: ``reset(seed=)``, ``step(action)``, ``action_space.n``, ``close()``."""
+        if self.family == "atari" and self.atari_preprocessing == "sb3":
+            from .agent.sb3_atari import Sb3AtariEnv
+
+            return Sb3AtariEnv(self.env_id)
         if self.family == "atari":
             from .agent.direct_env import DirectEvalEnv
 
@@ -144,6 +150,18 @@ class Task:
             )
             if not self.is_breakout or self.outputs != "q-values":
                 settings.update(family="atari", outputs=self.outputs)
+            if self.atari_preprocessing == "sb3":
+                from .agent import sb3_atari
+
+                sb3 = sb3_atari.settings(self.env_id, "FIRE" in self.action_meanings)
+                settings.update(
+                    family="atari",
+                    atari=sb3,
+                    sticky_action_probability=sb3["sticky_action_probability"],
+                    noop_max=sb3["noop_max"],
+                    fire_on_reset=sb3["fire_on_reset"],
+                    eval_policy="greedy (deterministic); no exploration",
+                )
             return settings
         return {
             "family": "gymnasium",
@@ -184,6 +202,10 @@ class Task:
             **self.details,
         }
 
+    def sb3_preprocessing(self) -> "Task":
+        """This Atari game under Stable-Baselines3's evaluation chain (``agent.sb3_atari``): greedy, ε 0."""
+        return replace(self, atari_preprocessing="sb3", epsilon=0.0)
+
     def _policy_words(self) -> str:
         if self.continuous:
             return "the model's action, clipped to the action space's bounds (deterministic, no exploration)"
@@ -194,9 +216,20 @@ class Task:
         )
 
 
+def _atari_name(env_id: str) -> str:
+    """ "ALE/Pong-v5" and "PongNoFrameskip-v4" -> "Pong"."""
+    name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
+    return name[: -len("NoFrameskip")] if name.endswith("NoFrameskip") else name
+
+
+def is_atari_id(env_id: str | None) -> bool:
+    """An ALE game's id: ``ALE/<Game>-v5`` or ``<Game>NoFrameskip-v4`` (the id Stable-Baselines3 and the RL Zoo use)."""
+    return env_id is None or env_id.startswith("ALE/") or env_id.endswith("NoFrameskip-v4")
+
+
 def atari_game(env_id: str) -> str:
     """ "ALE/Pong-v5" -> "pong" (ale-py's ROM name)."""
-    name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
+    name = _atari_name(env_id)
     return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
 
 
@@ -210,6 +243,8 @@ def from_protocol(protocol: dict | str | None) -> Task:
     if family == "atari":
         env_id = p.get("gym_id", atari.GYM_ID)
         task = BREAKOUT if env_id == atari.GYM_ID else atari_task(env_id)
+        if (p.get("atari") or {}).get("preprocessing") == "stable-baselines3":  # without the key: rtreport's
+            task = task.sb3_preprocessing()
         return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", atari.EVAL_EPSILON))
     n = p.get("observation_normalization")
     task = gymnasium_task(
@@ -231,7 +266,7 @@ def for_env(
     normalization=None,
 ) -> Task:
     """The task for ``--env``: Breakout when none is given, an ALE game for ``ALE/...``, else Gymnasium's."""
-    atari_env = env_id is None or env_id.startswith("ALE/")
+    atari_env = is_atari_id(env_id)
     if atari_env and (env_kwargs or max_episode_steps or wrappers or normalization):
         raise UserError(
             "the Atari protocol fixes its settings: env_kwargs, max_episode_steps, wrappers and "
@@ -250,10 +285,11 @@ def atari_task(env_id: str) -> Task:
     import ale_py
     from ale_py import roms
 
-    if not env_id.endswith("-v5"):
+    v4 = env_id.endswith("NoFrameskip-v4")
+    if not (env_id.startswith("ALE/") and env_id.endswith("-v5")) and not v4:
         raise UserError(
-            f"{env_id}: rtreport plays ALE games under the v5 protocol (sticky actions 0.25, frameskip 4); "
-            f"give ALE/<Game>-v5"
+            f"{env_id}: rtreport plays ALE games as ALE/<Game>-v5 or, for Stable-Baselines3 agents, "
+            f"<Game>NoFrameskip-v4"
         )
     game = atari_game(env_id)
     try:
@@ -270,7 +306,8 @@ def atari_task(env_id: str) -> Task:
     ale.loadROM(rom)
     actions = list(ale.getMinimalActionSet())
     meanings = tuple(str(a).split(".")[-1] for a in actions)
-    return Task(env_id, "atari", BREAKOUT_OBSERVATION, len(actions), meanings)
+    task = Task(env_id, "atari", BREAKOUT_OBSERVATION, len(actions), meanings)
+    return task.sb3_preprocessing() if v4 else task  # a v4 id is Stable-Baselines3's: its evaluation chain
 
 
 def gymnasium_task(
