@@ -30,6 +30,8 @@ import numpy as np
 from rtreport.errors import UserError
 
 from .agent import protocol as atari
+from .agent.sb3_atari import game_name as _atari_name
+from .agent.sb3_atari import is_atari_id
 from .gym_env import make
 
 OUTPUTS = ("q-values", "logits", "actions")
@@ -74,7 +76,7 @@ class Task:
     wrappers: tuple = ()  # ((gymnasium.wrappers name, JSON of its kwargs), ...) applied in order after make
     # the training's observation normalisation (VecNormalize's statistics): ((mean...), (var...), clip, epsilon)
     normalization: tuple | None = None
-    # atari: "rtreport" (``agent.protocol``) or "sb3" (``agent.sb3_atari``: Stable-Baselines3's evaluation chain)
+    # atari: "rtreport" (agent.protocol) or "sb3" (agent.sb3_atari)
     atari_preprocessing: str = "rtreport"
     details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
 
@@ -151,17 +153,9 @@ class Task:
             if not self.is_breakout or self.outputs != "q-values":
                 settings.update(family="atari", outputs=self.outputs)
             if self.atari_preprocessing == "sb3":
-                from .agent import sb3_atari
+                from .agent.sb3_atari import protocol_keys
 
-                sb3 = sb3_atari.settings(self.env_id, "FIRE" in self.action_meanings)
-                settings.update(
-                    family="atari",
-                    atari=sb3,
-                    sticky_action_probability=sb3["sticky_action_probability"],
-                    noop_max=sb3["noop_max"],
-                    fire_on_reset=sb3["fire_on_reset"],
-                    eval_policy="greedy (deterministic); no exploration",
-                )
+                settings.update(protocol_keys(self.env_id, "FIRE" in self.action_meanings))
             return settings
         return {
             "family": "gymnasium",
@@ -203,7 +197,7 @@ class Task:
         }
 
     def sb3_preprocessing(self) -> "Task":
-        """This Atari game under Stable-Baselines3's evaluation chain (``agent.sb3_atari``): greedy, ε 0."""
+        """This game as SB3 evaluates it."""
         return replace(self, atari_preprocessing="sb3", epsilon=0.0)
 
     def _policy_words(self) -> str:
@@ -214,17 +208,6 @@ class Task:
             greedy + "; per-episode numpy PCG64 generator seeded with the episode seed; one uniform draw and one "
             "action draw at every step"
         )
-
-
-def _atari_name(env_id: str) -> str:
-    """ "ALE/Pong-v5" and "PongNoFrameskip-v4" -> "Pong"."""
-    name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
-    return name[: -len("NoFrameskip")] if name.endswith("NoFrameskip") else name
-
-
-def is_atari_id(env_id: str | None) -> bool:
-    """An ALE game's id: ``ALE/<Game>-v5`` or ``<Game>NoFrameskip-v4`` (the id Stable-Baselines3 and the RL Zoo use)."""
-    return env_id is None or env_id.startswith("ALE/") or env_id.endswith("NoFrameskip-v4")
 
 
 def atari_game(env_id: str) -> str:
@@ -243,7 +226,7 @@ def from_protocol(protocol: dict | str | None) -> Task:
     if family == "atari":
         env_id = p.get("gym_id", atari.GYM_ID)
         task = BREAKOUT if env_id == atari.GYM_ID else atari_task(env_id)
-        if (p.get("atari") or {}).get("preprocessing") == "stable-baselines3":  # without the key: rtreport's
+        if (p.get("atari") or {}).get("preprocessing") == "stable-baselines3":
             task = task.sb3_preprocessing()
         return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", atari.EVAL_EPSILON))
     n = p.get("observation_normalization")
@@ -287,10 +270,7 @@ def atari_task(env_id: str) -> Task:
 
     v4 = env_id.endswith("NoFrameskip-v4")
     if not (env_id.startswith("ALE/") and env_id.endswith("-v5")) and not v4:
-        raise UserError(
-            f"{env_id}: rtreport plays ALE games as ALE/<Game>-v5 or, for Stable-Baselines3 agents, "
-            f"<Game>NoFrameskip-v4"
-        )
+        raise UserError(f"{env_id}: give ALE/<Game>-v5 or <Game>NoFrameskip-v4")
     game = atari_game(env_id)
     try:
         with warnings.catch_warnings():  # ale-py warns of an unknown ROM before saying so: one line here instead
@@ -307,7 +287,7 @@ def atari_task(env_id: str) -> Task:
     actions = list(ale.getMinimalActionSet())
     meanings = tuple(str(a).split(".")[-1] for a in actions)
     task = Task(env_id, "atari", BREAKOUT_OBSERVATION, len(actions), meanings)
-    return task.sb3_preprocessing() if v4 else task  # a v4 id is Stable-Baselines3's: its evaluation chain
+    return task.sb3_preprocessing() if v4 else task
 
 
 def gymnasium_task(

@@ -44,6 +44,30 @@ def settings(env_id: str, has_fire: bool) -> dict:
     }
 
 
+def protocol_keys(env_id: str, has_fire: bool) -> dict:
+    """What this preprocessing changes in an Atari run's protocol: its ``atari`` key and the settings it overrides."""
+    sb3 = settings(env_id, has_fire)
+    return {
+        "family": "atari",
+        "atari": sb3,
+        "sticky_action_probability": sb3["sticky_action_probability"],
+        "noop_max": sb3["noop_max"],
+        "fire_on_reset": sb3["fire_on_reset"],
+        "eval_policy": "greedy (deterministic); no exploration",
+    }
+
+
+def game_name(env_id: str) -> str:
+    """ "ALE/Pong-v5" and "PongNoFrameskip-v4" -> "Pong"."""
+    name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
+    return name[: -len("NoFrameskip")] if name.endswith("NoFrameskip") else name
+
+
+def is_atari_id(env_id: str | None) -> bool:
+    """ALE/<Game>-v5 or <Game>NoFrameskip-v4 (SB3's)."""
+    return env_id is None or env_id.startswith("ALE/") or env_id.endswith("NoFrameskip-v4")
+
+
 class _Actions:
     def __init__(self, n: int):
         self.n = n
