@@ -61,7 +61,7 @@ def disjoint_reason(plan: CalibrationPlan, seeds_path: Path = SEEDS) -> str | No
 
 def plan_key(plan: CalibrationPlan, model_sha256: str, task=None) -> str:
     """What decides the set, hashed: the same key, the same states (Breakout's key is what it was before tasks)."""
-    from .tasks import BREAKOUT
+    from .task import BREAKOUT
 
     task = task or BREAKOUT
     decided_by = {
@@ -91,7 +91,7 @@ def reference_q_function(model):
 def harvest(q_function, plan: CalibrationPlan, fixed: np.ndarray, task=None) -> tuple[np.ndarray, int]:
     """States at evenly spread points of each game (``states_per_game`` each, or every step of a shorter game),
     less any equal to a fixed state; and how many were left out for that. ``task``: the game (default Breakout)."""
-    from .tasks import BREAKOUT
+    from .task import BREAKOUT
 
     task = task or BREAKOUT
     env, decisions, dtype = task.make_env(), task.decisions(), np.dtype(task.observation.dtype)

@@ -17,7 +17,7 @@ import torch
 from rtreport.errors import UserError
 
 from .agent.network import QNetwork, export_onnx, export_policy_onnx, sha256_file
-from .tasks import BREAKOUT, Task
+from .task import BREAKOUT, Task
 
 
 @dataclass
@@ -172,6 +172,8 @@ def _load_sb3(path: Path, task: Task) -> ModelSource:
             f"gives {tuple(task.observation.shape)}"
         )
     kind = policy.outputs  # "q-values", "logits" or "actions"
+    if task.family == "atari" and task.atari_preprocessing == "rtreport":
+        task = task.sb3_preprocessing()  # an SB3 agent on an ALE game plays as SB3 evaluates it: greedy, ε 0
     if kind != "q-values" and task.epsilon > 0:
         raise UserError(
             f"{path}: a {policy.algorithm} policy decides greedily on its "

@@ -148,7 +148,7 @@ def export_onnx(policy: Sb3Policy, out_path) -> None:
     """Export the decision module with the observation's own dtype as input and a dynamic batch axis (the export
     every user's module gets, ``agent.network.export_policy_onnx``)."""
     from .agent.network import export_policy_onnx
-    from .tasks import Observation
+    from .task import Observation
 
     observation = Observation(tuple(policy.observation_shape), policy.observation_dtype)
     export_policy_onnx(policy.module, observation, out_path, output_name=ONNX_OUTPUT)

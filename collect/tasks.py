@@ -23,188 +23,16 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
 from rtreport.errors import UserError
 
 from .agent import protocol as atari
+from .agent.sb3_atari import is_atari_id
 from .gym_env import make
-
-OUTPUTS = ("q-values", "logits", "actions")
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What the model takes for one decision: an array of ``shape`` and ``dtype`` (a batch adds a first axis)."""
-
-    shape: tuple
-    dtype: str  # a numpy dtype name: "uint8" (Atari frames) or "float32"
-
-    def noise(self, n: int, seed: int = 0) -> np.ndarray:
-        """``n`` seeded states of this shape and dtype (each of batch 1): the play engine's self-check inputs."""
-        rng = np.random.default_rng(seed)
-        if self.dtype == "uint8":
-            return rng.integers(0, 256, (n, 1, *self.shape), dtype=np.uint8)
-        return rng.standard_normal((n, 1, *self.shape)).astype(self.dtype)
-
-    def describe(self) -> str:
-        return f"{self.dtype} (N, {', '.join(map(str, self.shape))})"
-
-
-BREAKOUT_OBSERVATION = Observation(atari.OBSERVATION_SHAPE, "uint8")
-
-
-@dataclass(frozen=True)
-class Task:
-    env_id: str  # "ALE/Breakout-v5", "CartPole-v1", ...
-    family: str  # "atari" | "gymnasium"
-    observation: Observation
-    num_actions: int
-    action_meanings: tuple
-    outputs: str = "q-values"  # "q-values" (ε-greedy) | "logits" (greedy)
-    epsilon: float = atari.EVAL_EPSILON
-    max_episode_steps: int | None = None  # gymnasium: the environment's time limit (None: its own)
-    env_kwargs: tuple = ()  # ((name, value), ...) handed to gymnasium.make
-    action_kind: str = "discrete"  # "discrete" | "continuous" (num_actions: the action's dimensions)
-    action_low: tuple = ()  # continuous: the Box's bounds
-    action_high: tuple = ()
-    action_tolerance: float = 0.0  # continuous: agreement within this fraction of each dimension's range
-    wrappers: tuple = ()  # ((gymnasium.wrappers name, JSON of its kwargs), ...) applied in order after make
-    # the training's observation normalisation (VecNormalize's statistics): ((mean...), (var...), clip, epsilon)
-    normalization: tuple | None = None
-    preprocessing: str = ""  # JSON: what the training's preprocessing was, found where (run_config)
-    frame_stack: int = 0  # VecFrameStack's n (gym_env.frame_stacked)
-    details: dict = field(default_factory=dict, compare=False, hash=False)  # versions and the like, for the file
-
-    @property
-    def is_breakout(self) -> bool:
-        return self.family == "atari" and self.env_id == atari.GYM_ID
-
-    @property
-    def game(self) -> str | None:
-        return atari_game(self.env_id) if self.family == "atari" else None
-
-    @property
-    def name(self) -> str:
-        """The environment's name as the report shows it ("Breakout", "CartPole-v1")."""
-        if self.family == "atari":
-            return self.env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
-        return self.env_id
-
-    @property
-    def continuous(self) -> bool:
-        return self.action_kind == "continuous"
-
-    def decisions(self):
-        """How this task decides from the model's outputs and compares two runtimes' decisions."""
-        from .decisions import Continuous, Discrete
-
-        if self.continuous:
-            return Continuous(self.action_low, self.action_high, self.action_tolerance)
-        return Discrete(self.num_actions, self.epsilon)
-
-    def with_outputs(self, outputs: str, epsilon: float | None = None) -> "Task":
-        if outputs not in OUTPUTS:
-            raise UserError(f"unknown model outputs {outputs!r}; one of {', '.join(OUTPUTS)}")
-        if (outputs == "actions") != self.continuous:
-            raise UserError(
-                f"{self.name} has {self.action_kind} actions: the model's outputs must be "
-                + ("its actions" if self.continuous else "Q-values or logits")
-            )
-        if epsilon and outputs != "q-values":
-            raise UserError(
-                f"an evaluation epsilon ({epsilon}) is for a policy of Q-values; this one's decisions are greedy on "
-                + ("its actions" if outputs == "actions" else "its logits")
-                + ": leave [policy] epsilon out"
-            )
-        eps = self.epsilon if epsilon is None else float(epsilon)
-        return replace(self, outputs=outputs, epsilon=0.0 if outputs == "logits" else eps)
-
-    # -- playing ------------------------------------------------------------------------------------------
-    def make_env(self):
-        """The environment play uses: ``reset(seed=)``, ``step(action)``, ``action_space.n``, ``close()``."""
-        if self.family == "atari":
-            from .agent.direct_env import DirectEvalEnv
-
-            return DirectEvalEnv(game=self.game)
-        from .gym_env import GymTaskEnv
-
-        return GymTaskEnv(self)
-
-    def protocol(self) -> dict:
-        """Every setting of the task, as the run's ``protocol`` column stores it."""
-        if self.family == "atari":
-            settings = atari.protocol_settings()
-            settings.update(
-                game=self.game,
-                gym_id=self.env_id,
-                num_actions=self.num_actions,
-                action_meanings=list(self.action_meanings),
-                eval_epsilon=self.epsilon,
-            )
-            if not self.is_breakout or self.outputs != "q-values":
-                settings.update(family="atari", outputs=self.outputs)
-            return settings
-        return {
-            "family": "gymnasium",
-            "gym_id": self.env_id,
-            "env_kwargs": dict(self.env_kwargs),
-            "wrappers": [{"name": n, "kwargs": json.loads(k)} for n, k in self.wrappers],
-            **(
-                {
-                    "observation_normalization": {
-                        "mean": list(self.normalization[0]),
-                        "var": list(self.normalization[1]),
-                        "clip": self.normalization[2],
-                        "epsilon": self.normalization[3],
-                    }
-                }
-                if self.normalization
-                else {}
-            ),
-            **({"preprocessing": json.loads(self.preprocessing)} if self.preprocessing else {}),
-            **({"frame_stack": self.frame_stack} if self.frame_stack else {}),
-            "observation_shape": list(self.observation.shape),
-            "observation_dtype": self.observation.dtype,
-            "num_actions": self.num_actions,
-            "action_meanings": list(self.action_meanings),
-            "max_episode_steps": self.max_episode_steps,
-            "reward": "the environment's reward, summed over the episode",
-            "outputs": self.outputs,
-            "eval_epsilon": self.epsilon,
-            "eval_policy": self._policy_words(),
-            "action_kind": self.action_kind,
-            **(
-                {
-                    "action_low": list(self.action_low),
-                    "action_high": list(self.action_high),
-                    "action_tolerance": self.action_tolerance,
-                }
-                if self.continuous
-                else {}
-            ),
-            **self.details,
-        }
-
-    def _policy_words(self) -> str:
-        if self.continuous:
-            return "the model's action, clipped to the action space's bounds (deterministic, no exploration)"
-        greedy = "epsilon-greedy on Q-values" if self.outputs == "q-values" else "greedy on the action logits"
-        return (
-            greedy + "; per-episode numpy PCG64 generator seeded with the episode seed; one uniform draw and one "
-            "action draw at every step"
-        )
-
-
-def atari_game(env_id: str) -> str:
-    """ "ALE/Pong-v5" -> "pong" (ale-py's ROM name)."""
-    name = env_id.split("/", 1)[-1].rsplit("-v", 1)[0]
-    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
-
-
-BREAKOUT = Task(atari.GYM_ID, "atari", BREAKOUT_OBSERVATION, atari.NUM_ACTIONS, atari.ACTION_MEANINGS)
+from .task import BREAKOUT, BREAKOUT_OBSERVATION, Observation, Task, atari_game
 
 
 def from_protocol(protocol: dict | str | None) -> Task:
@@ -214,6 +42,8 @@ def from_protocol(protocol: dict | str | None) -> Task:
     if family == "atari":
         env_id = p.get("gym_id", atari.GYM_ID)
         task = BREAKOUT if env_id == atari.GYM_ID else atari_task(env_id)
+        if (p.get("atari") or {}).get("preprocessing") == "stable-baselines3":
+            task = task.sb3_preprocessing()
         return task.with_outputs(p.get("outputs", "q-values"), p.get("eval_epsilon", atari.EVAL_EPSILON))
     n = p.get("observation_normalization")
     task = gymnasium_task(
@@ -241,7 +71,7 @@ def for_env(
     normalization=None,
 ) -> Task:
     """The task for ``--env``: Breakout when none is given, an ALE game for ``ALE/...``, else Gymnasium's."""
-    atari_env = env_id is None or env_id.startswith("ALE/")
+    atari_env = is_atari_id(env_id)
     if atari_env and (env_kwargs or max_episode_steps or wrappers or normalization):
         raise UserError(
             "the Atari protocol fixes its settings: env_kwargs, max_episode_steps, wrappers and "
@@ -260,11 +90,9 @@ def atari_task(env_id: str) -> Task:
     import ale_py
     from ale_py import roms
 
-    if not env_id.endswith("-v5"):
-        raise UserError(
-            f"{env_id}: rtreport plays ALE games under the v5 protocol (sticky actions 0.25, frameskip 4); "
-            f"give ALE/<Game>-v5"
-        )
+    v4 = env_id.endswith("NoFrameskip-v4")
+    if not (env_id.startswith("ALE/") and env_id.endswith("-v5")) and not v4:
+        raise UserError(f"{env_id}: give ALE/<Game>-v5 or <Game>NoFrameskip-v4")
     game = atari_game(env_id)
     try:
         with warnings.catch_warnings():  # ale-py warns of an unknown ROM before saying so: one line here instead
@@ -280,7 +108,8 @@ def atari_task(env_id: str) -> Task:
     ale.loadROM(rom)
     actions = list(ale.getMinimalActionSet())
     meanings = tuple(str(a).split(".")[-1] for a in actions)
-    return Task(env_id, "atari", BREAKOUT_OBSERVATION, len(actions), meanings)
+    task = Task(env_id, "atari", BREAKOUT_OBSERVATION, len(actions), meanings)
+    return task.sb3_preprocessing() if v4 else task
 
 
 def gymnasium_task(

@@ -126,3 +126,23 @@ def continuous_view(res: RunResult, t: Translator) -> dict | None:
         "text": t("continuous_intro", tolerance=f"{tolerance * 100:g} %"),
         "table": {"head": head, "rows": rows} if rows else None,
     }
+
+
+def atari_protocol_text(res: RunResult, t: Translator) -> str | None:
+    """The Atari protocol an Atari run played (a file without ``protocol.atari`` played rtreport's own)."""
+    protocol = res.rows.run.get("protocol") or {}
+    if protocol.get("family", "atari") != "atari":
+        return None
+    sb3 = protocol.get("atari") or {}
+    if sb3.get("preprocessing") == "stable-baselines3":
+        return t(
+            "atari_protocol_sb3",
+            sticky=f"{float(sb3.get('sticky_action_probability', 0)):g}",
+            noops=sb3.get("noop_max", 0),
+            fire=t("atari_fire_yes") if sb3.get("fire_on_reset") else t("atari_fire_no"),
+        )
+    return t(
+        "atari_protocol_rtreport",
+        sticky=f"{float(protocol.get('sticky_action_probability', 0.25)):g}",
+        epsilon=f"{float(protocol.get('eval_epsilon', 0.01)):g}",
+    )

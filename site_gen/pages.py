@@ -12,7 +12,7 @@ from rtreport import host_load, play_margin
 from rtreport.labels import slug as slug_of
 
 from . import claims, reasons, wording
-from .agent_view import agent_text, continuous_view
+from .agent_view import agent_text, atari_protocol_text, continuous_view
 from .analysis import RunResult
 from .answer import answer_lines
 from .charts import Chart, agreement_chart, fixed_states_chart, throughput_chart
@@ -309,6 +309,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
             else run["status"],
         ),
         "agent": agent_text(res, t),
+        "atari_protocol": atari_protocol_text(res, t),
         "continuous": continuous_view(res, t),
         "banners": banners(res, t),
         "contents": contents_text(res, t),

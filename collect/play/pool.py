@@ -22,7 +22,7 @@ import time
 from collections import deque
 from concurrent.futures.process import BrokenProcessPool
 
-from ..tasks import BREAKOUT
+from ..task import BREAKOUT
 from .engine import RuntimeFault, in_task_order, play_tasks
 from .timing import Timings
 from .worker import Task, _serve, core_sets

@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-from ..tasks import BREAKOUT_OBSERVATION, Observation
+from ..task import BREAKOUT_OBSERVATION, Observation
 
 TF32_STATES = ("off", "on", "not-applicable", "by-types", "default")
 

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..measure import MAX_BATCH
-from ..tasks import BREAKOUT_OBSERVATION, Observation
+from ..task import BREAKOUT_OBSERVATION, Observation
 from .base import RuntimeUnavailable
 
 WORKSPACE_BYTES = 1 << 30

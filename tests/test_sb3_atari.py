@@ -1,0 +1,84 @@
+"""Stable-Baselines3 Atari agents: rtreport's reference plays PongNoFrameskip-v4 as SB3's own evaluation does
+(``make_atari_env`` + ``VecFrameStack(n_stack=4)``, deterministic), observation for observation and action for
+action, for a PPO (logits) and a DQN (Q-values) CnnPolicy trained for a few steps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from collect import tasks
+from collect.agent.protocol import EpisodeInPlay
+from collect.model_input import load_model
+
+ENV = "PongNoFrameskip-v4"
+SEEDS = (3, 11)
+STEPS = 150  # decisions compared per seed
+
+
+def _sb3_env(seed: int):
+    import ale_py
+    import gymnasium as gym
+    from stable_baselines3.common.env_util import make_atari_env
+    from stable_baselines3.common.vec_env import VecFrameStack
+
+    gym.register_envs(ale_py)
+    env = make_atari_env(
+        ENV, n_envs=1, seed=seed, wrapper_kwargs={"terminal_on_life_loss": False, "clip_reward": False}
+    )
+    return VecFrameStack(env, n_stack=4)
+
+
+@pytest.fixture(scope="module", params=["PPO", "DQN"])
+def agent(request, tmp_path_factory):
+    import stable_baselines3 as sb3
+
+    kwargs = (
+        {"n_steps": 64, "batch_size": 32, "n_epochs": 1}
+        if request.param == "PPO"
+        else {"buffer_size": 500, "learning_starts": 32, "train_freq": 16}
+    )
+    model = getattr(sb3, request.param)("CnnPolicy", _sb3_env(0), seed=0, device="cpu", **kwargs)
+    model.learn(128)
+    path = tmp_path_factory.mktemp("pong") / f"{request.param.lower()}_pong.zip"
+    model.save(path)
+    return request.param, path, type(model).load(path, device="cpu")
+
+
+def test_reference_plays_as_sb3_evaluates(agent):
+    algorithm, path, model = agent
+    source = load_model(path, tasks.for_env(ENV))
+    task = source.task
+    assert task.atari_preprocessing == "sb3" and task.epsilon == 0.0
+    assert task.outputs == ("q-values" if algorithm == "DQN" else "logits")
+    protocol = task.protocol()
+    assert protocol["atari"]["sticky_action_probability"] == 0.0 and protocol["atari"]["noop_max"] == 30
+    assert tasks.from_protocol(protocol) == task
+    module = source.torch_model()
+    for seed in SEEDS:
+        sb3_env = _sb3_env(seed)
+        sb3_obs = sb3_env.reset()
+        env = task.make_env()
+        game = EpisodeInPlay(env, seed, task.epsilon, policy=task.decisions().policy(seed))
+        for _ in range(STEPS):
+            expected = np.transpose(sb3_obs[0], (2, 0, 1))  # VecTransposeImage: what the CnnPolicy sees
+            np.testing.assert_array_equal(game.observation, expected)
+            sb3_action, _ = model.predict(sb3_obs, deterministic=True)
+            with torch.inference_mode():
+                outputs = module(torch.from_numpy(game.observation[None])).numpy()[0]
+            assert game.step(outputs) == int(sb3_action[0])
+            sb3_obs, _, done, _ = sb3_env.step(sb3_action)
+            assert game.done == bool(done[0])
+            if game.done:
+                break
+        env.close()
+        sb3_env.close()
+
+
+def test_v4_id_is_known_and_rtreport_protocol_keeps_its_files():
+    task = tasks.for_env(ENV)
+    assert task.name == "Pong" and task.game == "pong" and task.atari_preprocessing == "sb3"
+    breakout = tasks.for_env(None).protocol()
+    assert "atari" not in breakout and breakout["eval_epsilon"] == 0.01
+    assert tasks.from_protocol(breakout).atari_preprocessing == "rtreport"
