@@ -9,7 +9,8 @@ spread points of its length (as the fixed states do), so early, middle and late 
 
 The set is cached in the artifacts folder under a name derived from what decides it (the model's hash, the seeds,
 the counts, the game protocol), so a later run on the same model reuses it; its seeds, size and SHA-256 go into
-every quantized runtime's ``details``.
+every quantized runtime's ``details``. A cached set that is damaged (a truncated file, notes that are not
+JSON or do not match the states) is named in one ``note:`` line and made again.
 """
 
 from __future__ import annotations
