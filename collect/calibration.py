@@ -9,13 +9,15 @@ spread points of its length (as the fixed states do), so early, middle and late 
 
 The set is cached in the artifacts folder under a name derived from what decides it (the model's hash, the seeds,
 the counts, the game protocol), so a later run on the same model reuses it; its seeds, size and SHA-256 go into
-every quantized runtime's ``details``.
+every quantized runtime's ``details``. A cached set that is damaged (a truncated file, notes that are not
+JSON or do not match the states) is named in one ``note:`` line and made again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -115,6 +117,27 @@ def harvest(q_function, plan: CalibrationPlan, fixed: np.ndarray, task=None) -> 
     return np.stack(kept).astype(dtype), dropped
 
 
+def cache_damage(path: Path) -> str | None:
+    """Why the cached calibration set at ``path`` (and its ``.json`` notes) cannot be reused: "absent" where
+    neither file is there, a reason where one is missing, unreadable or does not match the other; None when intact."""
+    meta = path.with_suffix(".json")
+    if not path.exists() and not meta.exists():
+        return "absent"
+    if not path.exists() or not meta.exists():
+        return f"{(meta if path.exists() else path).name} is missing"
+    try:
+        recorded = json.loads(meta.read_text())
+    except (ValueError, UnicodeDecodeError):
+        return f"{meta.name} is not readable JSON"
+    if not isinstance(recorded, dict) or recorded.get("sha256") != hashlib.sha256(path.read_bytes()).hexdigest():
+        return f"{path.name} does not match the SHA-256 in {meta.name}"
+    try:
+        np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError):
+        return f"{path.name} is not a readable array"
+    return None
+
+
 def calibration_set(model, artifacts, plan: CalibrationPlan | None = None) -> CalibrationSet:
     """This run's calibration set (made at most once per run through ``artifacts``; reused from the artifacts
     folder when a run before made the same one)."""
@@ -127,10 +150,11 @@ def calibration_set(model, artifacts, plan: CalibrationPlan | None = None) -> Ca
 
     def build(path: Path) -> None:
         meta = path.with_suffix(".json")
-        if path.exists() and meta.exists():
-            recorded = json.loads(meta.read_text())
-            if recorded.get("sha256") == hashlib.sha256(path.read_bytes()).hexdigest():
-                return
+        damage = cache_damage(path)
+        if damage is None:
+            return
+        if damage != "absent":
+            print(f"note: the calibration cache {path.name} is damaged ({damage}); making it again", file=sys.stderr)
         q_function, played_by = reference_q_function(model)
         start = time.perf_counter()
         # Breakout's fixed states ship with rtreport; another task's are taken from other seeds (no state to drop)

@@ -50,13 +50,18 @@ def quantize_qdq(source: Path, states: np.ndarray, out: Path) -> None:
         quantize_static,
     )
 
+    import onnx
+
+    # the model's own input name (an exported or user-given ONNX need not call it "observation")
+    input_name = onnx.load(str(source)).graph.input[0].name
+
     class Reader(CalibrationDataReader):
         def __init__(self):
             self._batches = iter(states[i : i + CALIBRATION_BATCH] for i in range(0, len(states), CALIBRATION_BATCH))
 
         def get_next(self):
             batch = next(self._batches, None)
-            return None if batch is None else {"observation": batch}
+            return None if batch is None else {input_name: batch}
 
     # The percentile calibrator prints its progress, and the quantizer logs advice through the root logger: both
     # would land between collect's progress lines.
