@@ -217,10 +217,7 @@ def build_site(
     failure the previous site stays as it was. Files analysed before are taken from the cache (``cache.py``)."""
     if not db_paths:
         raise UserError("no DuckDB files to build from (give paths, or run rtreport collect first)")
-    try:
-        gates = Gates.load(gates_path)
-    except (OSError, KeyError, ValueError) as e:
-        raise UserError(f"cannot read gates file {gates_path}: {type(e).__name__}: {e}") from None
+    gates = Gates.load(gates_path)  # a GatesError names every problem of the file
     out = Path(out)
     _check_out(out)
     cache, ready = RunCache(gates, allow_invalid) if use_cache else None, {}
