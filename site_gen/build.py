@@ -220,7 +220,12 @@ def build_site(
     gates = Gates.load(gates_path)  # a GatesError names every problem of the file
     out = Path(out)
     _check_out(out)
-    cache, ready = RunCache(gates, allow_invalid) if use_cache else None, {}
+    from .cache import unusable
+
+    why_no_cache = unusable() if use_cache else None
+    if why_no_cache and notes is not None:
+        notes.append(why_no_cache)
+    cache, ready = RunCache(gates, allow_invalid) if use_cache and not why_no_cache else None, {}
     runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid, notes, cache, ready)
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
