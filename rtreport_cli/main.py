@@ -34,6 +34,11 @@ class CleanGroup(click.Group):
             for line in str(e).splitlines() or [""]:
                 click.echo(f"Error: {line}", err=True)
             sys.exit(2)
+        except click.UsageError as e:  # an unknown option, a value out of range: one line, not click's usage block
+            where = e.ctx.command_path if e.ctx else "rtreport"
+            message = " ".join(e.format_message().split())
+            click.echo(f"Error: {message} ({where} --help lists the options)", err=True)
+            sys.exit(2)
 
 
 @click.group(cls=CleanGroup)
