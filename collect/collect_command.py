@@ -16,6 +16,7 @@ from rtreport.labels import check_label, slug
 from . import after_run, model_folder, paths, provenance, run_config, tasks
 from .artifacts import Artifacts
 from . import resume as resume_run
+from .finite import ReferenceNotFinite
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
 from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
@@ -323,6 +324,13 @@ def _measure(
             code = getattr(e, "exit_code", 130)
             message = f"stopped by {name} during {collector.where()}"
             store.finish_run("incomplete", message)
+        except ReferenceNotFinite as e:  # nothing can be compared with it: nothing is kept (a --resume keeps its file)
+            store.close()
+            if source != target.partial:
+                target.remove_partial()
+            kept = f"{out} is untouched" if stored else f"nothing was written to {out}"
+            click.echo(f"Error: {e}; check the model (its weights may hold NaN or inf); {kept}", err=True)
+            return outcome.NOTHING_MEASURED
         except Exception as e:  # a fault outside any one runtime: keep what was measured
             hold()
             code = 1

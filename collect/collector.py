@@ -18,9 +18,10 @@ import numpy as np
 from rtreport import play_margin
 from rtreport.gates import Gates
 
-from . import costs, measure, provenance, run_record, task_states
+from . import costs, finite, measure, provenance, run_record, task_states
 from .agent.shipped import load_seeds
 from .artifacts import Artifacts
+from .finite import NonFiniteOutputs, ReferenceNotFinite
 from .model_input import ModelSource
 from .options import CollectOptions
 from .paths import FIXED_STATES
@@ -65,6 +66,7 @@ class Collector:
         self.known = all_runtimes()
         self.specs = [s for s in self.known if runtime_ids is None or s.id in runtime_ids]
         self.ui = ui or Silent()
+        self.not_finite: dict[str, str] = {}  # runtime id -> why its outputs are not believed (collect.finite)
         # Which runtimes can run here, and so which one is the reference, is known before anything is measured.
         # An opt-in runtime that --runtimes does not name is recorded as not measured, with why.
         self.reasons = {
@@ -135,6 +137,7 @@ class Collector:
                 self._prepare(spec)
             for rid, runner in list(self.runners.items()):
                 self._guard(rid, self._fixed_states_and_batches, rid, runner)
+            self._refuse_a_reference_not_finite()
             design = self._design()
             # as the run's first session decided it (stored at its start; files before it: between looks too)
             ends_only = self._settings().get("rounds_ends_only")
@@ -214,8 +217,17 @@ class Collector:
             phase(*args)
         except KeyboardInterrupt:
             raise
+        except NonFiniteOutputs as e:  # the reason says it: "its outputs are NaN on 8 of 8 fixed states"
+            self._fail(rid, f"{self.phase}: {e}")
+            self.not_finite[rid] = str(e)
         except Exception as e:  # this runtime failed; the others go on
             self._fail(rid, f"{self.phase}: {type(e).__name__}: {short(e)}")
+
+    def _refuse_a_reference_not_finite(self) -> None:
+        """Nothing is compared with a reference whose outputs are NaN or infinite: the run ends here."""
+        why = self.not_finite.get(self.reference)
+        if why:
+            raise ReferenceNotFinite(f"the reference {self.reference}: {why}; nothing can be compared with it")
 
     def _have(self, sql: str, *params) -> set:
         return {r[0] for r in self.store.con.execute(sql, [self.store.run_id, *params]).fetchall()}
@@ -228,6 +240,7 @@ class Collector:
             with self.ui.phase(f"{rid}: fixed states", len(self.states)) as tick:
                 q = measure.state_q_values(runner, self.states)
                 tick(len(self.states))
+            finite.check(q, "fixed states")  # before anything is stored or compared
             self.store.add_state_q(rid, q, q.argmax(axis=1))
         done = self._have(
             "SELECT DISTINCT batch_size FROM latency WHERE run_id = ? AND runtime_id = ? AND kind = 'batch'", rid

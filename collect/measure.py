@@ -12,6 +12,7 @@ from rtreport.stats import MARGIN_BINS, margin_bin
 
 from .agent.protocol import EVAL_EPSILON, EpisodeInPlay, play_episode
 from .decisions import Discrete
+from .finite import NonFiniteOutputs, check_decision
 
 BATCH_SIZES = (1, 8, 32, 128, 512)  # the batch sweep
 MAX_BATCH = max(BATCH_SIZES)  # runtimes that fix shapes ahead (TensorRT profiles) cover 1..MAX_BATCH
@@ -137,7 +138,16 @@ class ShadowedGame:
         ]
 
     def advance(self, q: dict) -> None:
-        """``q[driver]`` must be Q-values (a driver that failed ends the episode with its caller)."""
+        """``q[driver]`` must be Q-values (a driver that failed ends the episode with its caller). Outputs that are
+        not finite fail their runtime (``collect.finite``): the driver's raise here, a shadow's are its error."""
+        step = len(self.game.actions)
+        check_decision(q[self.driver], self.game.seed, step)
+        for rid, own in q.items():
+            if rid != self.driver and not isinstance(own, BaseException):
+                try:
+                    check_decision(own, self.game.seed, step)
+                except NonFiniteOutputs as e:
+                    q[rid] = e
         if self.decisions.continuous:
             return self._advance_continuous(q)
         step = len(self.game.actions)
@@ -149,7 +159,7 @@ class ShadowedGame:
                 continue
             own = q[rid]
             if isinstance(own, BaseException):  # this shadow failed; the episode goes on
-                t.error = f"{type(own).__name__}: {own}"
+                t.error = str(own) if isinstance(own, NonFiniteOutputs) else f"{type(own).__name__}: {own}"
                 continue
             t.decisions += 1
             mine = int(np.argmax(own))
@@ -170,7 +180,7 @@ class ShadowedGame:
                 continue
             own = q[rid]
             if isinstance(own, BaseException):
-                t.error = f"{type(own).__name__}: {own}"
+                t.error = str(own) if isinstance(own, NonFiniteOutputs) else f"{type(own).__name__}: {own}"
                 continue
             t.decisions += 1
             d = self.decisions.difference(action, self.decisions.greedy(own))

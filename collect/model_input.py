@@ -80,7 +80,7 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
     suffix = path.suffix.lower()
     if suffix == ".onnx":
         source = _load_onnx(path, task)
-    elif suffix == ".zip" and not _is_torch_archive(path):
+    elif suffix == ".zip" and not (_zip_is_whole(path) and _is_torch_archive(path)):  # a damaged one: SB3's
         source = _load_sb3(path, task)
     elif _is_torchscript(path):
         source = _load_torchscript(path, task)
@@ -110,6 +110,12 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
             f"(expected outputs (N, {task.num_actions}))"
         )
     return source
+
+
+def _zip_is_whole(path: Path) -> bool:
+    from .sb3_model import zip_is_whole
+
+    return zip_is_whole(path)
 
 
 def _is_torch_archive(path: Path) -> bool:
@@ -212,11 +218,11 @@ def _load_torch(path: Path) -> ModelSource:
             f"{path} is damaged or truncated: PyTorch cannot read it ({type(e).__name__}"
             f"{': ' + _first_line(e)[:120] if _first_line(e) else ''}); {SAVE_HINT}"
         ) from None
-    if isinstance(obj, dict) and not any(hasattr(v, "shape") for v in obj.values()):
-        obj = obj.get("state_dict") or obj.get("model") or obj
+    obj = unwrap_state_dict(obj)
     if not isinstance(obj, dict) or "network.0.weight" not in obj or "network.13.weight" not in obj:
         raise UserError(
-            f"{path} is not a state dict of rtreport's Q-network (expected keys network.0.weight … network.13.weight)"
+            f"{path} is not a state dict of rtreport's Q-network (expected keys network.0.weight … "
+            f"network.13.weight; found {_keys_found(obj)})"
         )
     if obj["network.0.weight"].shape[1] != OBSERVATION_SHAPE[0]:
         raise UserError(
@@ -231,6 +237,41 @@ def _load_torch(path: Path) -> ModelSource:
         )  # PyTorch's first line ends at ':'
         raise UserError(f"{path} does not fit rtreport's Q-network (input (N, 4, 84, 84)): {whole[:600]}") from None
     return ModelSource(path, "pytorch", sha256_file(path), num_actions, obj)
+
+
+# where common checkpoints keep the weights: a training loop's {"model_state_dict": …, "optimizer_state_dict": …},
+# Lightning's and others' {"state_dict": …}, {"model": …}
+STATE_DICT_KEYS = ("model_state_dict", "state_dict", "model", "net", "network", "q_network")
+# what wrappers put before every key: DataParallel / DistributedDataParallel, torch.compile
+KEY_PREFIXES = ("module.", "_orig_mod.")
+
+
+def unwrap_state_dict(obj):
+    """The state dict inside a checkpoint of any common layout (``STATE_DICT_KEYS``), its keys without the prefixes
+    of DataParallel, DDP or torch.compile (``KEY_PREFIXES``); anything else as it is."""
+    for _ in range(3):  # {"checkpoint": {"state_dict": …}} at most this deep
+        if not isinstance(obj, dict) or any(hasattr(v, "shape") for v in obj.values()):
+            break
+        inner = next((obj[k] for k in STATE_DICT_KEYS if isinstance(obj.get(k), dict)), None)
+        if inner is None:
+            break
+        obj = inner
+    if not isinstance(obj, dict) or not obj or not all(isinstance(k, str) for k in obj):
+        return obj
+    while True:
+        prefix = next((p for p in KEY_PREFIXES if all(k.startswith(p) for k in obj)), None)
+        if prefix is None:
+            return obj
+        obj = {k[len(prefix) :]: v for k, v in obj.items()}
+
+
+def _keys_found(obj) -> str:
+    if not isinstance(obj, dict):
+        return f"a {type(obj).__name__}, not a dict"
+    if not obj:
+        return "an empty dict"
+    keys = [str(k) for k in obj]
+    return f"{len(keys)} key{'s' * (len(keys) != 1)}: {', '.join(keys[:6])}{' …' if len(keys) > 6 else ''}"
 
 
 def _load_onnx(path: Path, task: Task) -> ModelSource:
@@ -263,18 +304,27 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
     out_dims = [
         d.dim_value if d.HasField("dim_value") else None for d in model.graph.output[0].type.tensor_type.shape.dim
     ]
-    num_actions = out_dims[-1] if out_dims and out_dims[-1] else _actions_by_running(path, task)
-    return ModelSource(path, "onnx", sha256_file(path), int(num_actions))
+    shape = out_dims if out_dims and out_dims[-1] else _output_shape_by_running(path, task)
+    if len(shape) != 2:
+        shown = ", ".join("N" if i == 0 else str(d if d is not None else "?") for i, d in enumerate(shape))
+        raise UserError(
+            f"{path}: the output must be (N, A), one row of {task.num_actions} values per observation; the model's "
+            f"is ({shown}): squeeze or reshape it before exporting"
+        )
+    return ModelSource(path, "onnx", sha256_file(path), int(shape[-1]))
 
 
-def _actions_by_running(path: Path, task: Task) -> int:
+def _output_shape_by_running(path: Path, task: Task) -> list:
     import numpy as np
     import onnxruntime as ort
 
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     example = np.zeros((1, *task.observation.shape), task.observation.dtype)
-    out = session.run(None, {session.get_inputs()[0].name: example})[0]
-    return out.shape[-1]
+    try:
+        out = session.run(None, {session.get_inputs()[0].name: example})[0]
+    except Exception as e:
+        raise UserError(f"{path}: ONNX Runtime cannot run the model on one observation: {_first_line(e)}") from None
+    return list(getattr(out, "shape", ()))
 
 
 def _head(path: Path, n: int = 512) -> bytes:

@@ -37,16 +37,28 @@ def find_source(out: Path) -> Path:
 def read_run(path: Path, option: str = "--resume") -> dict:
     """The run row of a file collect can continue (``option``: --resume or --repeat); one clear line for one it
     cannot."""
+    if path.is_dir():
+        raise UserError(f"{option} {path}: a folder, not a run file")
     if not path.is_file():
         raise UserError(f"{option} {path}: no such file")
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error as e:
-        raise UserError(f"{option} {path}: DuckDB cannot open it ({str(e).splitlines()[0][:160]})") from None
+        raise UserError(f"{option} {path}: {_cannot_open(e)}") from None
     try:
-        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        meta = dict(con.execute("SELECT key, value FROM meta").fetchall()) if "meta" in tables else {}
         if meta.get("application") != schema.APPLICATION:
-            raise UserError(f"{option} {path}: not a file written by rtreport collect")
+            raise UserError(
+                f"{option} {path}: a DuckDB file, but not one written by rtreport collect; give the run file "
+                "collect wrote, or start a new run with another --out"
+            )
+        text = str(meta.get("schema_version", ""))
+        if text.isdigit() and int(text) > schema.SCHEMA_VERSION:
+            raise UserError(
+                f"{option} {path}: schema version {text}, newer than this rtreport reads "
+                f"({schema.SCHEMA_VERSION}); upgrade rtreport"
+            )
         if meta.get("schema_version") not in [str(v) for v in schema.CONTINUABLE]:
             raise UserError(
                 f"{option} {path}: schema version {meta.get('schema_version')} cannot be continued by "
@@ -58,13 +70,30 @@ def read_run(path: Path, option: str = "--resume") -> dict:
             raise UserError(f"{option} {path}: holds {len(rows)} runs; resume a file with one")
         run = dict(zip([d[0] for d in cur.description], rows[0]))
     except duckdb.Error as e:
-        raise UserError(f"{option} {path}: cannot read it ({str(e).splitlines()[0][:160]})") from None
+        raise UserError(f"{option} {path}: {_cannot_open(e)}") from None
     finally:
         con.close()
     run["settings"] = json.loads(run["settings"] or "{}")
     if run["profile"] not in PROFILES:
         raise UserError(f"{option} {path}: unknown profile {run['profile']!r}")
     return run
+
+
+def _cannot_open(e: Exception) -> str:
+    """DuckDB's refusal of a file, as what is wrong with it and what to do."""
+    text = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
+    if "Could not set lock" in text or "Conflicting lock" in text:
+        return "open for writing in another process (a collect still running?); wait for it to end"
+    if "not a valid DuckDB database" in text:
+        return "not a DuckDB database file (or its header is damaged); give the run file collect wrote"
+    if any(k in text for k in ("read enough bytes", "truncated", "Corrupt", "corrupt", "checksum")):
+        return (
+            "damaged or truncated: DuckDB cannot read it; copy it again from where it was measured, or start a new "
+            "run with another --out"
+        )
+    if "Catalog Error" in text:
+        return "a DuckDB file, but not one written by rtreport collect (it lacks rtreport's tables)"
+    return f"DuckDB cannot read it ({text})"
 
 
 def check_same_run(run: dict, model, gpu_name: str | None) -> None:

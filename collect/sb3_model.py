@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,13 +155,49 @@ def export_onnx(policy: Sb3Policy, out_path) -> None:
     export_policy_onnx(policy.module, observation, out_path, output_name=ONNX_OUTPUT)
 
 
+COPY_AGAIN = "copy it again from where it was saved, or save it again with model.save()"
+
+
+def zip_is_whole(path: Path) -> bool:
+    """Whether the file ends with a zip's end-of-central-directory record (a truncated zip does not, even where a
+    zip inside it, such as SB3's policy.pth, still holds one of its own)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 65557))
+            tail = f.read()
+    except OSError:
+        return False
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return False
+    return at + 22 + int.from_bytes(tail[at + 20 : at + 22], "little") == len(tail)
+
+
+def _torch_archive_is_whole(data: bytes) -> bool:
+    """torch.save's zip (a policy.pth) read whole from memory: its end record there and every entry's checksum."""
+    import io
+
+    if not data.startswith(b"PK\x03\x04"):
+        return data.startswith(b"\x80")  # a legacy pickle: torch reads it or says why
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            return z.testzip() is None
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, zlib.error):
+        return False
+
+
 def _read_data(path: Path) -> dict:
     """SB3's ``data`` entry: the algorithm's attributes as JSON, the classes and spaces with readable fields."""
     if not path.exists():
         raise UserError(f"model file not found: {path}")
     if path.is_dir():
         raise UserError(f"model path is a folder, not a file: {path}")
-    if not zipfile.is_zipfile(path):
+    if not zip_is_whole(path):
+        with open(path, "rb") as f:
+            zip_head = f.read(4) == b"PK\x03\x04"
+        if zip_head:  # a zip's start without its end: cut short in a copy or a download
+            raise UserError(f"{path} is damaged: a truncated zip file (its end is missing); {COPY_AGAIN}")
         raise UserError(f"{path}: not a Stable-Baselines3 save: not a zip file (SB3's model.save() writes a .zip)")
     try:
         with zipfile.ZipFile(path) as z:
@@ -169,9 +206,15 @@ def _read_data(path: Path) -> dict:
                 raise UserError(f"{path}: not a Stable-Baselines3 save: the zip has no 'data' entry")
             if WEIGHTS_INSIDE not in names:
                 raise UserError(f"{path}: not a complete Stable-Baselines3 save: the zip has no '{WEIGHTS_INSIDE}'")
+            bad = z.testzip()  # every entry's checksum
+            if bad is not None:
+                raise UserError(f"{path} is damaged: its entry {bad!r} fails its checksum; {COPY_AGAIN}")
+            weights = z.read(WEIGHTS_INSIDE)
             raw = z.read("data")
-    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:
-        raise UserError(f"{path}: a damaged zip file: {_one_line(e)}") from e
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, zlib.error) as e:
+        raise UserError(f"{path} is damaged: {_one_line(e)}; {COPY_AGAIN}") from e
+    if not _torch_archive_is_whole(weights):
+        raise UserError(f"{path} is damaged: its {WEIGHTS_INSIDE} is not a whole PyTorch archive; {COPY_AGAIN}")
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -261,6 +304,11 @@ def _load_with(path: Path, algorithm: str):
     except UserError:
         raise
     except Exception as e:  # SB3 raises anything from unpickling, torch.load or building the policy
+        if "weights_only" in str(e):  # torch's advice to unpickle an untrusted file with weights_only=False: no
+            raise UserError(
+                f"{path}: its weights hold pickled Python objects beyond tensors, which rtreport does not unpickle "
+                f"because that can run code; save the model again with Stable-Baselines3's model.save()"
+            ) from None
         raise UserError(f"{path}: Stable-Baselines3 could not load it as {algorithm}: {_one_line(e)}") from e
 
 

@@ -16,6 +16,7 @@ import hashlib
 import numpy as np
 
 from .agent.protocol import EpisodeInPlay, Episode
+from .finite import NonFiniteOutputs, ReferenceNotFinite, check_decision
 
 STATES_PER_EPISODE = 10
 RANDOM_POLICY = "uniform-random"
@@ -25,7 +26,18 @@ def harvest(model, seeds, step_cap: int | None = None) -> tuple[np.ndarray, list
     """(states, where each was taken) from the model's play on ``seeds``."""
     from .calibration import reference_q_function
 
-    task, (decide, _) = model.task, reference_q_function(model)
+    task, (q_function, _) = model.task, reference_q_function(model)
+
+    def decide(observation):  # the reference's own play: outputs that are not numbers end the run here
+        q = q_function(observation)
+        try:
+            check_decision(q, game.seed, len(game.actions))
+        except NonFiniteOutputs as e:
+            raise ReferenceNotFinite(
+                f"the reference (its own play, where the fixed states are taken): {e}; nothing can be compared with it"
+            ) from None
+        return q
+
     env, decisions = task.make_env(), task.decisions()
     states, index = [], []
     try:

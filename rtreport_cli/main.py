@@ -34,6 +34,11 @@ class CleanGroup(click.Group):
             for line in str(e).splitlines() or [""]:
                 click.echo(f"Error: {line}", err=True)
             sys.exit(2)
+        except click.UsageError as e:  # an unknown option, a value out of range: one line, not click's usage block
+            where = e.ctx.command_path if e.ctx else "rtreport"
+            message = " ".join(e.format_message().split())
+            click.echo(f"Error: {message} ({where} --help lists the options)", err=True)
+            sys.exit(2)
 
 
 @click.group(cls=CleanGroup)
@@ -364,8 +369,10 @@ def build(inputs, out, gates_path, base_url, allow_invalid, no_cache):
 
     from site_gen.build import build_site, find_inputs, skipped_notes
 
-    if gates_path is not None and not gates_path.is_file():
-        raise UserError(f"gates file not found: {gates_path}")
+    if gates_path is not None:  # checked against its schema before anything else is read (GatesError: one line)
+        from rtreport.gates import Gates
+
+        Gates.load(gates_path)
     if any(isinstance(i, str) for i in inputs):  # s3:// folders: their files' local copies
         from rtreport.storage import fetch_folder
 

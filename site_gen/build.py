@@ -217,13 +217,15 @@ def build_site(
     failure the previous site stays as it was. Files analysed before are taken from the cache (``cache.py``)."""
     if not db_paths:
         raise UserError("no DuckDB files to build from (give paths, or run rtreport collect first)")
-    try:
-        gates = Gates.load(gates_path)
-    except (OSError, KeyError, ValueError) as e:
-        raise UserError(f"cannot read gates file {gates_path}: {type(e).__name__}: {e}") from None
+    gates = Gates.load(gates_path)  # a GatesError names every problem of the file
     out = Path(out)
     _check_out(out)
-    cache, ready = RunCache(gates, allow_invalid) if use_cache else None, {}
+    from .cache import unusable
+
+    why_no_cache = unusable() if use_cache else None
+    if why_no_cache and notes is not None:
+        notes.append(why_no_cache)
+    cache, ready = RunCache(gates, allow_invalid) if use_cache and not why_no_cache else None, {}
     runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid, notes, cache, ready)
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)

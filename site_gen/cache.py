@@ -32,6 +32,21 @@ def cache_dir() -> Path:
     return Path(base) / "rtreport"
 
 
+def unusable(folder: Path | None = None) -> str | None:
+    """Why the cache's folder cannot hold entries (a file where it or a folder above it should be), else None."""
+    folder = folder or cache_dir()
+    for at in (folder, *folder.parents):
+        if at.exists():
+            if at.is_dir():
+                return None
+            named = "(RTREPORT_CACHE_DIR) " if os.environ.get("RTREPORT_CACHE_DIR") else ""
+            return (
+                f"the build cache's folder {named}{folder} cannot be made: {at} is a file; built without the cache "
+                "(move the file, or set RTREPORT_CACHE_DIR to a folder)"
+            )
+    return None
+
+
 def code_version() -> str:
     """A digest of the source that turns a file into its results, and of the libraries that do the numbers."""
     import duckdb
@@ -98,7 +113,10 @@ class RunCache:
             os.replace(tmp, entry)
             self._prune()
         except Exception:
-            tmp.unlink(missing_ok=True)
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:  # e.g. the cache's folder is a file: nothing was written
+                pass
 
     def _prune(self) -> None:
         old = time.time() - KEEP_DAYS * 86400
