@@ -19,6 +19,15 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
+def run_folder(base, label: str, run_id: str) -> Path:
+    """The artifacts folder private to one run: ``<base>/<run id>`` (``base`` defaults to
+    ``artifacts/<slug(label)>``). Two runs at once, one label or one ``--artifacts`` folder, never read each
+    other's files; the run's repeats and its ``--resume`` find them again through the stored run id."""
+    from rtreport.labels import slug
+
+    return (Path(base) if base else Path("artifacts") / slug(label)) / run_id
+
+
 def convert_onnx_to_fp16(model: onnx.ModelProto) -> onnx.ModelProto:
     model = onnx.ModelProto.FromString(model.SerializeToString())  # a copy
     graph = model.graph

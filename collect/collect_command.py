@@ -14,7 +14,7 @@ from rtreport.errors import UserError
 from rtreport.labels import check_label, slug
 
 from . import after_run, model_folder, paths, provenance, run_config, tasks
-from .artifacts import Artifacts
+from .artifacts import Artifacts, run_folder
 from . import resume as resume_run
 from .finite import ReferenceNotFinite
 from .collector import FULL, QUICK, Collector, default_label, new_run_id
@@ -197,7 +197,8 @@ def run_collect(o: CollectOptions) -> int:
             profile = replace(profile, repeats=o.repeats)
     label = check_label(label) if label is not None else default_label(cuda_index)
     out, out_note = (Path(out), None) if out is not None else default_out(label)
-    artifacts_dir = Path(o.artifacts) if o.artifacts else Path("artifacts") / slug(label)
+    run_id = stored["run_id"] if stored else new_run_id()
+    artifacts_dir = run_folder(o.artifacts, label, run_id)  # private to this run
     o = replace(o, label=label, out=out, overwrite=overwrite)  # as resolved: what the run is written as
 
     def say(line: str) -> None:
@@ -221,6 +222,7 @@ def run_collect(o: CollectOptions) -> int:
                 profile,
                 runtime_ids,
                 artifacts_dir,
+                run_id,
                 o,
                 say,
                 known,
@@ -235,7 +237,7 @@ def run_collect(o: CollectOptions) -> int:
         click.echo("Error: " + outcome.write_failed(e, why, target, bool(store_box), source), err=True)
         return outcome.CANNOT_WRITE
     if code == 0 and out.is_file():  # the run is complete: the repeats it owes, each in a fresh process
-        code = after_run.take(out, replace(o, artifacts=artifacts_dir), say)
+        code = after_run.take(out, o, say)  # each repeat finds this run's folder through its run id
     for line in last:
         say(line + ("" if code == 0 else f" (its repeats stopped: exit code {code})"))
     return code
@@ -250,6 +252,7 @@ def _measure(
     profile,
     runtime_ids,
     artifacts_dir,
+    run_id,
     o: CollectOptions,
     say,
     known,
@@ -273,7 +276,7 @@ def _measure(
             store.update_run(settings=json.dumps({**stored["settings"], **changed}, sort_keys=True))
     else:
         try:
-            store = RunStore(target.partial, new_run_id())
+            store = RunStore(target.partial, run_id)
         except BaseException:
             target.remove_partial()
             raise

@@ -19,12 +19,11 @@ import click
 import numpy as np
 
 from rtreport.errors import UserError
-from rtreport.labels import slug
 from rtreport.reproducibility import by_repeat, in_words
 
 from . import measure, paths, provenance, task_states, tasks
 from . import resume as resume_run
-from .artifacts import Artifacts
+from .artifacts import Artifacts, run_folder
 from .conditions import Host
 from .interrupts import hold, stop_signals_raise
 from .model_input import load_model
@@ -61,7 +60,7 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
         )
     here.sort(key=lambda rid: rid != reference)
     profile = resume_run.profile_for(stored, None)
-    artifacts_dir = Path(artifacts) if artifacts else Path("artifacts") / slug(stored["label"])
+    artifacts_dir = run_folder(artifacts, stored["label"], stored["run_id"])
 
     def say(line: str) -> None:
         if not quiet:
