@@ -21,6 +21,7 @@ from rtreport.gates import Gates
 from . import costs, finite, measure, provenance, run_record, task_states
 from .agent.shipped import load_seeds
 from .artifacts import Artifacts
+from .cost_phase import GpuCosts
 from .finite import NonFiniteOutputs, ReferenceNotFinite
 from .model_input import ModelSource
 from .options import CollectOptions
@@ -44,7 +45,7 @@ def default_label(cuda_index: int = 0) -> str:
     return slug(f"{socket.gethostname()}-{gpu}")
 
 
-class Collector:
+class Collector(GpuCosts):
     def __init__(
         self,
         model: ModelSource,
@@ -257,39 +258,6 @@ class Collector:
                         measure.batch_latency(runner, self.states, b, p.batch_iterations, p.batch_budget_seconds),
                     )
                     tick(1)
-
-    def _costs(self) -> None:
-        """GPU runtimes: kernels and copies of a profiled sample of decisions, energy per decision (NVML), and
-        once per run the copy floor; each only if the file lacks it."""
-        if not any(r.info.device == "cuda" for r in self.runners.values()):
-            return
-        if not self._have("SELECT 1 FROM floors WHERE run_id = ? AND kind = 'copy'"):
-            self._at("copy floor")
-            floor = costs.copy_floor()
-            if floor:
-                self.store.add_floor("copy", floor)
-        for rid in [r for r in self.runners if self.runners[r].info.device == "cuda"]:
-            if not self._have("SELECT 1 FROM kernels WHERE run_id = ? AND runtime_id = ?", rid):
-                self._at("kernels", rid)
-                self._guard(rid, self._kernels, rid)
-            if rid in self.runners and not self._have(
-                "SELECT 1 FROM resources WHERE run_id = ? AND runtime_id = ? AND kind LIKE 'energy%'", rid
-            ):
-                self._at("energy", rid)
-                self._guard(rid, self._energy, rid)
-
-    def _kernels(self, rid: str) -> None:
-        with self.ui.phase(f"{rid}: kernels per decision", 1) as tick:
-            rows, n = costs.kernel_rows(self.runners[rid], self.states)
-            tick(1)
-        self.store.add_costs(rid, rows, n)
-
-    def _energy(self, rid: str) -> None:
-        with self.ui.phase(f"{rid}: energy per decision", 1) as tick:
-            rows, self._idle = costs.energy(self.runners[rid], self.states, self.cuda_index, idle=self._idle)
-            tick(1)
-        if rows:
-            self.store.add_costs(rid, resources=rows)
 
     def ends_only(self) -> str | None:
         return ends_only_reason(self.play_mps and any(s.device == "cuda" for s in self.specs))
