@@ -161,7 +161,7 @@ def run_collect(o: CollectOptions) -> int:
         raise UserError("--resume plays the task the run began with: it takes no --env, --config or --normalize")
     model = None if o.resume is not None else model_for(o.model_path, o.env_id, o.config, o.normalize)
     known = [s.id for s in all_runtimes()]
-    runtime_ids = None
+    runtime_ids = named = None
     label, out, overwrite, cuda_index = o.label, o.out, o.overwrite, o.cuda_index
     if o.runtime_list is not None:
         runtime_ids = list(dict.fromkeys(r.strip() for r in o.runtime_list.split(",") if r.strip()))
@@ -173,6 +173,7 @@ def run_collect(o: CollectOptions) -> int:
             )
         if unknown or not runtime_ids:
             raise UserError(f"unknown runtime {', '.join(unknown) or '(none given)'}; known: {', '.join(known)}")
+        named = runtime_ids
     stored, source = None, None
     if o.resume is not None:
         if out is not None or label is not None or o.quick:
@@ -240,6 +241,11 @@ def run_collect(o: CollectOptions) -> int:
         code = after_run.take(out, o, say)  # each repeat finds this run's folder through its run id
     for line in last:
         say(line + ("" if code == 0 else f" (its repeats stopped: exit code {code})"))
+    if code == 0 and named and out.is_file():  # a runtime the user asked for by name is owed, not optional
+        failed = outcome.named_not_measured(out, named)
+        if failed:
+            click.echo(f"Error: {failed}; {out} keeps the rest of the run", err=True)
+            code = outcome.NAMED_NOT_MEASURED
     return code
 
 

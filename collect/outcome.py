@@ -6,6 +6,8 @@
 3 no runtime produced a measurement: "0 of N runtimes measured" and why;
 4 the run's file could not be written (no space, a quota, a read-only file system, no permission): what was
   measured is kept in the hidden partial file, and ``--resume`` continues it once it can be written;
+5 a runtime named in ``--runtimes`` failed or cannot run on this machine: the run and its repeats are kept, and
+  the line names each such runtime and why;
 129, 130, 143: stopped by SIGHUP, SIGINT (Ctrl-C), SIGTERM (what was measured is kept, marked incomplete).
 """
 
@@ -16,6 +18,7 @@ from pathlib import Path
 
 NOTHING_MEASURED = 3
 CANNOT_WRITE = 4
+NAMED_NOT_MEASURED = 5
 
 
 @dataclass
@@ -62,6 +65,25 @@ def tally(con, run_id: str, tried: list[str], untried: int = 0) -> Tally:
         else:
             out.failed.append((rid, why or st, st))
     return out
+
+
+def named_not_measured(path: Path, named: list[str]) -> str | None:
+    """The runtimes of ``named`` that the file at ``path`` holds no measurement of, in one line (None: all were)."""
+    import duckdb
+
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        status = {
+            rid: (st, why) for rid, st, why in con.execute("SELECT runtime_id, status, reason FROM runtimes").fetchall()
+        }
+    finally:
+        con.close()
+    missing = [(rid, *status.get(rid, ("not reached", None))) for rid in named]
+    missing = [(rid, why or st) for rid, st, why in missing if st != "available"]
+    if not missing:
+        return None
+    which = "; ".join(f"{rid}: {why}" for rid, why in missing)[:600]
+    return f"{len(missing)} of the {len(named)} runtimes named by --runtimes not measured ({which})"
 
 
 def next_steps(where: Path) -> str:

@@ -277,3 +277,28 @@ def test_the_fp16_onnx_of_a_float_observation_model_casts_its_input_first(tmp_pa
     full = ort.InferenceSession(str(tmp_path / "fp32.onnx")).run(None, {"observation": x})[0]
     low = ort.InferenceSession(str(tmp_path / "fp16.onnx")).run(None, {"observation": x})[0]
     assert low.dtype == np.float32 and np.abs(full - low).max() < 1e-2
+
+
+def test_a_runtime_named_in_runtimes_that_is_not_measured_makes_the_exit_non_zero(tmp_path, cartpole_mlp):
+    """A runtime the user asked for by name is owed: the run keeps the rest, and the exit status (5) and the last
+    line say which named runtime was not measured and why."""
+    from collect.registry import all_runtimes
+
+    missing = next((s.id for s in all_runtimes() if s.check(None)), None)
+    if missing is None:
+        pytest.skip("every CUDA runtime runs on this machine: none to name that cannot")
+    out = tmp_path / "run.duckdb"
+    result = CliRunner().invoke(
+        main,
+        ["collect", "--quick", "--repeats", "0", "--out", str(out), "--artifacts", str(tmp_path / "art")]
+        + ["--env", "CartPole-v1", "--model", str(cartpole_mlp), "--runtimes", f"ort-cpu-fp32,{missing}"],
+    )
+    assert result.exit_code == 5, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and missing in errors[0] and "--runtimes" in errors[0] and str(out) in errors[0]
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        status = dict(con.execute("SELECT runtime_id, status FROM runtimes").fetchall())
+    finally:
+        con.close()
+    assert status["ort-cpu-fp32"] == "available" and status[missing] == "unavailable"
