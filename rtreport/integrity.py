@@ -54,7 +54,9 @@ def measure(con, run_id: str) -> dict[str, tuple[int, str]]:
 
 
 def record(con, run_id: str) -> None:
-    """Inside the transaction that ends a session: replace the run's recorded counts and checksums."""
+    """Inside the transaction that ends a session: replace the run's recorded counts and checksums. Only over rows
+    the session wrote or verified (``verify``) when it began: ``collect.store.RunStore`` calls ``forget`` instead
+    where it could not verify them."""
     forget(con, run_id)
     method = _method()
     for t, (n, h) in measure(con, run_id).items():
@@ -98,6 +100,11 @@ class Verdict:
     @property
     def damaged(self) -> bool:
         return self.state == "damaged"
+
+    @property
+    def verified(self) -> bool:
+        """Every row checked against its checksum (not so where none is recorded, or one is of another version)."""
+        return self.state == "ok" and self.note is None
 
     def line(self) -> str:
         text = {
