@@ -106,8 +106,7 @@ def _verified(con, run_id: str, path: Path, option: str) -> str | None:
         differ = [d.table for d in verdict.problems if d.kind == "contents"]
         said = [str(d) for d in verdict.problems if d.kind != "contents"]
         if differ:
-            tables = ", ".join(differ[:-1]) + " and " + differ[-1] if len(differ) > 1 else differ[0]
-            said.insert(0, f"the rows of {tables} fail their checksum")
+            said.insert(0, f"the rows of {_listed(differ)} fail their checksum")
         raise UserError(
             f"{option} {path}: {'; '.join(said)} (edited or damaged since its last session ended): rtreport check "
             f"{path} shows what differs; restore the file (a copy from where it was measured) or start a new run"
@@ -121,13 +120,17 @@ def _verified(con, run_id: str, path: Path, option: str) -> str | None:
     return f"note: {path}: {why}; its rows cannot be verified, so this session records no checksum over them"
 
 
+def _listed(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
 MEMORY_TOLERANCE = 0.02  # memory of one kind of machine: a kernel of another boot may keep a little more for itself
 KIND_FIELDS = {  # a machine's kind: what differs between two machines of one cloud instance type (none should)
     "cpu": "CPU model",
     "cpu_count": "logical core count",
     "gpu_name": "GPU model",
     "gpu_count": "GPU count",
-    "memory_bytes": "memory",
+    "memory_bytes": "memory size",
 }
 
 
@@ -165,11 +168,13 @@ def kind_in_words(kind: dict, keys) -> str:
         words.append(kind.get("cpu") or "an unknown CPU")
     if "cpu_count" in keys:
         words.append(f"{kind.get('cpu_count')} logical cores")
-    name, count = kind.get("gpu_name"), kind.get("gpu_count")
+    name, count = kind.get("gpu_name"), kind.get("gpu_count") if "gpu_count" in keys else None
     if not name and not count:
         words.append("no GPU")
+    elif not name:
+        words.append(f"{count} GPUs")
     else:
-        words.append(f"{count} × {name}" if "gpu_count" in keys else str(name))
+        words.append(f"{count} × {name}" if count else name)
     if "memory_bytes" in keys and kind.get("memory_bytes"):
         words.append(f"{kind['memory_bytes'] / 2**30:.1f} GiB of memory")
     return ", ".join(words)
@@ -182,10 +187,12 @@ def check_same_kind(run: dict, here: dict, option: str, path: Path) -> None:
     differ = other_kind(was, here)
     if differ:
         keys = [k for k in KIND_FIELDS if k in was]
+        over = f" by more than {MEMORY_TOLERANCE * 100:g} %" if differ[-1] == "memory_bytes" else ""
         raise UserError(
-            f"{option} {path}: the run was made on {kind_in_words(was, keys)}; this machine is "
-            f"{kind_in_words(here, keys)} (another {', '.join(KIND_FIELDS[k] for k in differ)}): continue it on a "
-            "machine of its kind, or start a new run here"
+            f"{option} {path}: the run was made on {kind_in_words(was, keys)}; this machine has "
+            f"{kind_in_words(here, keys)} (the {_listed([KIND_FIELDS[k] for k in differ])} "
+            f"differ{'s' if len(differ) == 1 else ''}{over}): continue it on a machine of its kind, or start a new run "
+            "here"
         )
 
 
