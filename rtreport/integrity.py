@@ -8,6 +8,9 @@ compacted or copied keeps it), one pass over each table (0.3 s for the 13 MB H20
 the same hash in every version, so the version that made it is recorded with it; a checksum made by another
 version is not compared (the row counts still are). Files made before this have no such table: "no checksum
 recorded", never "damaged".
+
+A session records checksums only over rows it wrote or verified: ``collect --resume`` and ``--repeat`` refuse a file
+whose rows fail theirs, and one with none to verify (a run killed before its session ended) goes on unsealed.
 """
 
 from __future__ import annotations
@@ -109,8 +112,8 @@ class Verdict:
     def line(self) -> str:
         text = {
             "ok": "every table holds the rows recorded at the run's end",
-            "no checksum recorded": "no checksum recorded (a file made before rtreport recorded one, or a "
-            "run still going or killed before its session ended)",
+            "no checksum recorded": "no checksum recorded (a file made before rtreport recorded one, a run "
+            "still going or killed before its session ended, or one continued from such a file)",
             "damaged": "damaged: " + "; ".join(map(str, self.problems)),
         }[self.state]
         return text + (f" ({self.note})" if self.note else "")
