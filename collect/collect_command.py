@@ -179,13 +179,10 @@ def run_collect(o: CollectOptions) -> int:
         if out is not None or label is not None or o.quick:
             raise UserError("--resume continues the file's own run: it takes no --out, --label or --quick")
         source = resume_run.find_source(Path(o.resume))  # the file, or the partial a killed run left for it
-        stored = resume_run.read_run(source)
+        stored = resume_run.read_run(source)  # its rows verified against their checksums, or refused
+        resume_run.check_same_kind(stored, provenance.kind(cuda_index), "--resume", source)
         model = load_model(o.model_path or paths.AGENT_WEIGHTS, tasks.from_protocol(stored.get("protocol")))
-        import torch
-
-        resume_run.check_same_run(
-            stored, model, torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else None
-        )
+        resume_run.check_same_run(stored, model)
         label, out, overwrite = stored["label"], Path(o.resume), True
         requested = stored["settings"].get("runtimes_requested", [])
         runtime_ids = list(dict.fromkeys([*requested, *(runtime_ids or [])]))
@@ -319,6 +316,8 @@ def _measure(
             f"resuming run {stored['run_id']} of {stored['label']} ({stored['status']}){came}: measuring what it "
             f"still lacks, written as {target.partial.name} until this session ends"
         )
+        if stored.get("integrity_note"):
+            say(stored["integrity_note"])
     else:
         say(f"measuring {len(available)} runtime(s) into {out} (written as {target.partial.name} until the run ends)")
     say(reference_notice(collector.reference, available, [s.id for s in collector.specs], collector.reasons))

@@ -178,3 +178,35 @@ def machine(cuda_index: int) -> dict:
         "code_version": code_version(),
         "code_hash": code_hash(),
     }
+
+
+def memory_bytes() -> int | None:
+    """The machine's physical memory (on Linux /proc/meminfo's MemTotal), None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def hardware() -> dict:
+    """What a run records of its machine beside ``machine``'s columns (``settings.hardware``): the GPUs PyTorch
+    sees and the memory."""
+    import torch
+
+    return {
+        "gpu_count": torch.cuda.device_count() if torch.cuda.is_available() else 0,
+        "memory_bytes": memory_bytes(),
+    }
+
+
+def kind(cuda_index: int) -> dict:
+    """This machine's kind, as ``--resume`` and ``--repeat`` compare it with a run's (``collect.resume``): the CPU
+    model and logical core count, the GPU model and count, the memory; not its host name or boot."""
+    import torch
+
+    return {
+        "cpu": cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "gpu_name": torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else None,
+        **hardware(),
+    }

@@ -5,8 +5,9 @@ default, the run's warm-up and sample counts, a seeded order per round, the refe
 repeat k: rounds numbered after every round in the file, ``conditions.repeat`` = k, ``conditions.phase`` =
 ``repeat``, one ``repeats`` row with the machine and software it ran on, and a session row.
 
-Like ``--resume`` it refuses another model or GPU and works on a copy of the file that replaces it only when the
-repeat is whole: stopped or failed, the file stays as it was.
+Like ``--resume`` it refuses a file whose rows fail their checksums, another model or another kind of machine, and
+works on a copy of the file that replaces it only when the repeat is whole: stopped or failed, the file stays as it
+was.
 """
 
 from __future__ import annotations
@@ -44,12 +45,9 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
             f"--repeat {path}: the run is {stored['status']}; a repeat adds to a complete run "
             f"(finish it first: rtreport collect --resume {path})"
         )
+    resume_run.check_same_kind(stored, provenance.kind(cuda_index), "--repeat", path)
     model = load_model(model_path or paths.AGENT_WEIGHTS, tasks.from_protocol(stored.get("protocol")))
-    import torch
-
-    resume_run.check_same_run(
-        stored, model, torch.cuda.get_device_name(cuda_index) if torch.cuda.is_available() else None
-    )
+    resume_run.check_same_run(stored, model)
     specs = {s.id: s for s in all_runtimes()}
     con_ids = _available(path)
     here = [rid for rid in con_ids if rid in specs and specs[rid].check(model) is None]
@@ -74,6 +72,8 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
             f"repeating run {stored['run_id']} of {stored['label']}: {len(here)} runtime(s), written as "
             f"{target.partial.name} until the repeat ends"
         )
+        if stored.get("integrity_note"):
+            say(stored["integrity_note"])
         job = _Repeat(
             store,
             model,
@@ -164,7 +164,7 @@ class _Repeat:
 
     def run(self, rounds: int) -> int:
         con, run_id = self.store.con, self.store.run_id
-        machine = provenance.machine(self.cuda_index)
+        machine = {**provenance.machine(self.cuda_index), **provenance.hardware()}
         self.store.start_session(machine["code_hash"], machine["rtreport_version"], machine["host"], run_goes_on=False)
         k = 1 + max(
             [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from rtreport import schema
+from rtreport import integrity, schema
 from rtreport.errors import UserError
 
 from .collector import PROFILES
@@ -69,6 +69,7 @@ def read_run(path: Path, option: str = "--resume") -> dict:
         if len(rows) != 1:
             raise UserError(f"{option} {path}: holds {len(rows)} runs; resume a file with one")
         run = dict(zip([d[0] for d in cur.description], rows[0]))
+        run["integrity_note"] = _verified(con, run["run_id"], path, option)
     except duckdb.Error as e:
         raise UserError(f"{option} {path}: {_cannot_open(e)}") from None
     finally:
@@ -96,16 +97,110 @@ def _cannot_open(e: Exception) -> str:
     return f"DuckDB cannot read it ({text})"
 
 
-def check_same_run(run: dict, model, gpu_name: str | None) -> None:
+def _verified(con, run_id: str, path: Path, option: str) -> str | None:
+    """The run's rows checked against the checksums its last session recorded (``rtreport.integrity``, as
+    ``rtreport check`` does): rows that fail them are refused (a session would seal them as its own); rows with
+    none to check are continued, unsealed, and the note returned says so."""
+    verdict = integrity.verify(con, run_id)
+    if verdict.damaged:
+        differ = [d.table for d in verdict.problems if d.kind == "contents"]
+        said = [str(d) for d in verdict.problems if d.kind != "contents"]
+        if differ:
+            said.insert(0, f"the rows of {_listed(differ)} fail their checksum")
+        raise UserError(
+            f"{option} {path}: {'; '.join(said)} (edited or damaged since its last session ended): rtreport check "
+            f"{path} shows what differs; restore the file (a copy from where it was measured) or start a new run"
+        )
+    if verdict.verified:
+        return None
+    why = verdict.note or (
+        "it records no checksum of its rows (a run killed before its session ended, or a file made before "
+        "checksums were recorded)"
+    )
+    return f"note: {path}: {why}; its rows cannot be verified, so this session records no checksum over them"
+
+
+def _listed(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
+MEMORY_TOLERANCE = 0.02  # memory of one kind of machine: a kernel of another boot may keep a little more for itself
+KIND_FIELDS = {  # a machine's kind: what differs between two machines of one cloud instance type (none should)
+    "cpu": "CPU model",
+    "cpu_count": "logical core count",
+    "gpu_name": "GPU model",
+    "gpu_count": "GPU count",
+    "memory_bytes": "memory size",
+}
+
+
+def recorded_kind(run: dict) -> dict:
+    """The kind of machine the run was made on, as far as its file records it (``settings.hardware`` came later)."""
+    return {
+        "cpu": run.get("cpu"),
+        "cpu_count": run.get("cpu_count"),
+        "gpu_name": run.get("gpu_name") or None,
+        **(run["settings"].get("hardware") or {}),
+    }
+
+
+def other_kind(was: dict, here: dict) -> list[str]:
+    """The fields of a machine's kind in which ``here`` differs from ``was``; one that ``was`` does not record (or
+    memory this machine's OS does not say) is not compared; memory is the same within ``MEMORY_TOLERANCE``."""
+    differ = []
+    for key in KIND_FIELDS:
+        a, b = was.get(key), here.get(key)
+        if key not in was or (a is None and key != "gpu_name"):  # no GPU is recorded as None: compared
+            continue
+        if key == "memory_bytes":
+            same = b is None or abs(a - b) <= MEMORY_TOLERANCE * max(a, b)
+        else:
+            same = a == b
+        if not same:
+            differ.append(key)
+    return differ
+
+
+def kind_in_words(kind: dict, keys) -> str:
+    """A machine's kind in words, in the fields ``keys`` (those the run records)."""
+    words = []
+    if "cpu" in keys:
+        words.append(kind.get("cpu") or "an unknown CPU")
+    if "cpu_count" in keys:
+        words.append(f"{kind.get('cpu_count')} logical cores")
+    name, count = kind.get("gpu_name"), kind.get("gpu_count") if "gpu_count" in keys else None
+    if not name and not count:
+        words.append("no GPU")
+    elif not name:
+        words.append(f"{count} GPUs")
+    else:
+        words.append(f"{count} × {name}" if count else name)
+    if "memory_bytes" in keys and kind.get("memory_bytes"):
+        words.append(f"{kind['memory_bytes'] / 2**30:.1f} GiB of memory")
+    return ", ".join(words)
+
+
+def check_same_kind(run: dict, here: dict, option: str, path: Path) -> None:
+    """A run goes on only on a machine of the kind it was made on (another boot or host name of that kind is one:
+    its session and rounds record which); one line saying both where it is not."""
+    was = recorded_kind(run)
+    differ = other_kind(was, here)
+    if differ:
+        keys = [k for k in KIND_FIELDS if k in was]
+        over = f" by more than {MEMORY_TOLERANCE * 100:g} %" if differ[-1] == "memory_bytes" else ""
+        raise UserError(
+            f"{option} {path}: the run was made on {kind_in_words(was, keys)}; this machine has "
+            f"{kind_in_words(here, keys)} (the {_listed([KIND_FIELDS[k] for k in differ])} "
+            f"differ{'s' if len(differ) == 1 else ''}{over}): continue it on a machine of its kind, or start a new run "
+            "here"
+        )
+
+
+def check_same_run(run: dict, model) -> None:
     if model.sha256 != run["model_sha256"]:
         raise UserError(
             f"the run measured another model (sha256 {run['model_sha256'][:12]}); give the same "
             f"--model (this one is {model.sha256[:12]})"
-        )
-    if (run.get("gpu_name") or None) != (gpu_name or None):
-        raise UserError(
-            f"the run was measured on {run.get('gpu_name') or 'a machine without a GPU'}; continue it "
-            f"there, not on {gpu_name or 'this machine without a GPU'}"
         )
 
 

@@ -11,6 +11,7 @@ from rtreport.gates import Gates
 from . import task_states
 from .agent.network import sha256_file
 from .paths import FIXED_STATES, shown
+from .provenance import hardware
 from .rounds import ROUND_ORDER_SEED
 
 
@@ -45,5 +46,6 @@ def first_row(collector, machine: dict) -> dict:
             **({"model_export": c.model.export} if c.model.export else {}),
             "round_order_seed": ROUND_ORDER_SEED,
             "rounds_ends_only": c.ends_only(),
+            "hardware": hardware(),  # the machine's kind beside runs.cpu/cpu_count/gpu_name (collect.resume)
         },
     }

@@ -36,6 +36,9 @@ class RunStore:
         self.path = Path(path)
         self.run_id = run_id
         self.con = connect(self.path)
+        # checksums are recorded only over rows this process wrote or verified: a file's rows that fail theirs, or
+        # have none to check (a run killed before its session ended, a file made before checksums), stay unsealed
+        self.verified = not existing or integrity.verify(self.con, run_id).verified
         with self._write():
             if existing:
                 schema.upgrade_in_place(self.con)
@@ -74,7 +77,7 @@ class RunStore:
                 "UPDATE sessions SET status = ?, detail = ?, finished_at = ? WHERE run_id = ? AND session = ?",
                 [status, detail, finished, self.run_id, self.session],
             )
-            integrity.record(self.con, self.run_id)  # row counts and checksums, for build and check to verify
+            self._seal()  # row counts and checksums, for build and check to verify
 
     def start_session(
         self, code_hash: str | None, version: str | None, host: str | None, run_goes_on: bool = True
@@ -121,7 +124,15 @@ class RunStore:
                 "UPDATE sessions SET status = 'complete', detail = ?, finished_at = ? WHERE run_id = ? AND session = ?",
                 [detail, finished, self.run_id, self.session],
             )
-            integrity.record(self.con, self.run_id)  # the run's rows now include the repeat's
+            self._seal()  # the run's rows now include the repeat's
+
+    def _seal(self) -> None:
+        """Inside the transaction that ends a session: the run's counts and checksums, where its rows were all
+        written or verified by this process; else none (a checksum over unverified rows would vouch for them)."""
+        if self.verified:
+            integrity.record(self.con, self.run_id)
+        else:
+            integrity.forget(self.con, self.run_id)
 
     def put_runtime(self, runtime_id: str, **fields) -> None:
         """Insert or replace a runtime's row (its status moves as the run goes on)."""

@@ -8,6 +8,9 @@ compacted or copied keeps it), one pass over each table (0.3 s for the 13 MB H20
 the same hash in every version, so the version that made it is recorded with it; a checksum made by another
 version is not compared (the row counts still are). Files made before this have no such table: "no checksum
 recorded", never "damaged".
+
+A session records checksums only over rows it wrote or verified: ``collect --resume`` and ``--repeat`` refuse a file
+whose rows fail theirs, and one with none to verify (a run killed before its session ended) goes on unsealed.
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ def measure(con, run_id: str) -> dict[str, tuple[int, str]]:
 
 
 def record(con, run_id: str) -> None:
-    """Inside the transaction that ends a session: replace the run's recorded counts and checksums."""
+    """Inside the transaction that ends a session: replace the run's recorded counts and checksums. Only over rows
+    the session wrote or verified (``verify``) when it began: ``collect.store.RunStore`` calls ``forget`` instead
+    where it could not verify them."""
     forget(con, run_id)
     method = _method()
     for t, (n, h) in measure(con, run_id).items():
@@ -99,11 +104,16 @@ class Verdict:
     def damaged(self) -> bool:
         return self.state == "damaged"
 
+    @property
+    def verified(self) -> bool:
+        """Every row checked against its checksum (not so where none is recorded, or one is of another version)."""
+        return self.state == "ok" and self.note is None
+
     def line(self) -> str:
         text = {
             "ok": "every table holds the rows recorded at the run's end",
-            "no checksum recorded": "no checksum recorded (a file made before rtreport recorded one, or a "
-            "run still going or killed before its session ended)",
+            "no checksum recorded": "no checksum recorded (a file made before rtreport recorded one, a run "
+            "still going or killed before its session ended, or one continued from such a file)",
             "damaged": "damaged: " + "; ".join(map(str, self.problems)),
         }[self.state]
         return text + (f" ({self.note})" if self.note else "")

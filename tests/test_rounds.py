@@ -22,7 +22,7 @@ from collect.collect_command import run_collect
 from collect.options import CollectOptions
 from collect.store import RunStore
 from conftest import ctrl_c_at_game, without_repeats
-from rtreport import migrations, schema
+from rtreport import integrity, migrations, schema
 from rtreport_cli.main import main
 from rtreport.reproducibility import Reproduction, by_repeat, compare
 
@@ -341,6 +341,7 @@ def test_a_repeat_refuses_another_model_an_unfinished_run_and_options_it_cannot_
     assert copy.read_bytes() == original
     con = duckdb.connect(str(copy))
     con.execute("UPDATE runs SET status = 'incomplete'")
+    integrity.record(con, con.execute("SELECT run_id FROM runs").fetchone()[0])  # sealed as collect would
     con.close()
     result = CliRunner().invoke(main, ["collect", "--repeat", str(copy)])
     assert result.exit_code == 2 and "a repeat adds to a complete run" in result.output
