@@ -210,18 +210,91 @@ def test_a_killed_collect_takes_its_children_with_it_and_resume_is_accepted(tmp_
     assert repeat in _descendants(proc.pid)
     proc.kill()
     proc.wait()
-    assert _wait_gone([repeat], 5) == [], "the repeat's process outlived the collect killed outright"
-    assert "another rtreport collect" not in log.read_text()
 
-    # 3. and again: the run's repeats are taken, and nothing but the run file is left
+    # 3. and --resume at once again (the repeat held the file's lock): every repeat is taken, nothing else is left
     proc, log = _collect(folder, "--resume", "k.duckdb", log="third.log")
+    assert _wait_gone([repeat], 1.5) == [], "the repeat's process outlived the collect killed outright"
     assert proc.wait(timeout=300) == 0, log.read_text()
     said = log.read_text()
     assert "another rtreport collect" not in said
-    assert "repeat 2 of 2 in a fresh process" in said and "wrote repeat 2 into" in said, said
+    assert "repeat 1 of 2 in a fresh process" in said and "wrote repeat 2 into" in said, said
     assert sorted(p.name for p in folder.iterdir()) == ["k.duckdb"]
     con = duckdb.connect(str(folder / "k.duckdb"), read_only=True)
     assert con.execute("SELECT status FROM runs").fetchone() == ("complete",)
     assert con.execute("SELECT count(*) FROM repeats").fetchone() == (2,)
     con.close()
     assert not list((tmp_path / "art").rglob(".*.making"))
+
+
+def test_an_artifact_stopped_while_made_leaves_none_of_its_files(tmp_path):
+    from collect.artifacts import Artifacts
+
+    def export(path):  # writes part of the model and its side file, then Ctrl-C comes
+        path.write_bytes(b"half a model")
+        path.with_name(path.name + ".data").write_bytes(b"half its weights")
+        raise KeyboardInterrupt
+
+    artifacts = Artifacts(tmp_path / "art", export)
+    with pytest.raises(KeyboardInterrupt):
+        artifacts.onnx_fp32()
+    assert list((tmp_path / "art").iterdir()) == []
+
+
+def test_a_later_collect_removes_the_artifacts_a_killed_one_was_making(tmp_path):
+    from collect.artifacts import Artifacts
+
+    folder = tmp_path / "art"
+    folder.mkdir()
+    sleeper = subprocess.Popen(["sleep", "120"])
+    dead, live = _ended(), sleeper.pid
+    files = {
+        f".openvino_fp32.xml.{dead}.making": "",
+        "openvino_fp32.xml": "<half",
+        "openvino_fp32.bin": "half",
+        f".calibration-ab12.npy.{live}.making": "",
+        "calibration-ab12.tmp": "being written",
+        "model.onnx": "a whole model, made before",
+    }
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    try:
+        path, _ = Artifacts(folder, lambda p: p.write_text("fp32")).make("other.onnx", lambda p: p.write_text("x"))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert path.read_text() == "x"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [f".calibration-ab12.npy.{live}.making", "calibration-ab12.tmp", "model.onnx", "other.onnx"]
+    )
+
+
+def test_a_later_collect_removes_a_killed_repeats_working_copy_and_keeps_a_stopped_run(tmp_path):
+    from collect.outfile import OutputFile
+
+    out = tmp_path / "k.duckdb"
+    out.write_bytes(b"the run")
+    sleeper = subprocess.Popen(["sleep", "120"])
+    dead, live = _ended(), sleeper.pid
+    names = [
+        f".k.duckdb.{dead}.copy",
+        f".k.duckdb.{dead}.copy.wal",
+        f".k.duckdb.{dead}.partial.compact",
+        f".k.duckdb.{live}.copy",
+        f".k.duckdb.{dead}.partial",  # a stopped run: --resume continues it
+        f".k.duckdb.{dead}.partial.wal",
+    ]
+    for name in names:
+        (tmp_path / name).write_bytes(b"x")
+    said = []
+    try:
+        with OutputFile(out, overwrite=True, say=said.append, copy=True) as target:
+            assert target.partial.name == f".k.duckdb.{os.getpid()}.copy"
+            left = sorted(p.name for p in tmp_path.iterdir())
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert left == sorted([*names[3:], "k.duckdb", ".k.duckdb.lock"])
+    assert said == [
+        f"note: removed {tmp_path / names[0]}, a working file of a collect (pid {dead}) that was killed",
+        f"note: removed {tmp_path / names[2]}, a working file of a collect (pid {dead}) that was killed",
+    ]
