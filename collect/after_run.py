@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import children
 from .interrupts import STOP_SIGNALS
 
 WAIT_FOR_CHILD_S = 120.0  # after a stop signal: how long a repeat gets to leave the file as it was
@@ -91,8 +92,11 @@ def take(path: Path, options, say) -> int:
             _sleep(pause, stopped)
             if stopped:
                 break
-            # a process group of its own: a Ctrl-C at the terminal reaches the repeat through ``forward`` only once
-            child = subprocess.Popen(command(path, rounds, options), start_new_session=True)
+            # a process group of its own: a Ctrl-C at the terminal reaches the repeat through ``forward`` only once;
+            # a SIGTERM when this process dies, however it dies, and the repeat leaves the file as it was
+            child = subprocess.Popen(
+                command(path, rounds, options), start_new_session=True, preexec_fn=children.preexec(signal.SIGTERM)
+            )
             code = _wait(child, stopped)
             child = None
             if code:

@@ -11,6 +11,7 @@ float16 first, and one final Cast returns float32 outputs, so all runtimes take 
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -85,11 +86,24 @@ class Artifacts:
         return self._make(name, build)
 
     def _make(self, name: str, build) -> tuple[Path, float]:
+        """While ``build`` writes, a marker ``.NAME.PID.making`` says so: stopped or failed, the artifact's files
+        (``unfinished``) are removed, and those of a process killed outright go when another makes an artifact
+        here."""
         if name not in self._made:
             self.folder.mkdir(parents=True, exist_ok=True)
+            remove_unfinished(self.folder)
             path = self.folder / name
+            marker = self.folder / f".{name}.{os.getpid()}.making"
+            marker.touch()
             start = time.perf_counter()
-            build(path)
+            try:
+                build(path)
+            except BaseException:
+                for p in unfinished(self.folder, name):
+                    p.unlink(missing_ok=True)
+                raise
+            finally:
+                marker.unlink(missing_ok=True)
             self._made[name] = (path, time.perf_counter() - start)
         return self._made[name]
 
@@ -104,3 +118,33 @@ class Artifacts:
         return self._make(
             "model_fp16.onnx", lambda path: onnx.save(convert_onnx_to_fp16(onnx.load(str(src))), str(path))
         )
+
+
+def unfinished(folder: Path, name: str) -> list[Path]:
+    """The files an artifact being made may have written: ``NAME`` itself and files of its stem with another
+    suffix (OpenVINO's ``.bin`` beside its ``.xml``, a calibration set's ``.json`` and ``.tmp``, ONNX external
+    data ``NAME.data``)."""
+    stem = name.rsplit(".", 1)[0]
+    return [p for p in folder.iterdir() if p.is_file() and (p.name == name or p.name.startswith(stem + "."))]
+
+
+def remove_unfinished(folder: Path) -> None:
+    """Remove what processes killed while making an artifact here left (their ``.NAME.PID.making`` marker and the
+    artifact's files); a live process's are left alone."""
+    for marker in folder.glob(".*.making"):
+        name, _, pid = marker.name[1 : -len(".making")].rpartition(".")
+        if not pid.isdigit() or not name or (int(pid) != os.getpid() and _alive(int(pid))):
+            continue
+        for p in unfinished(folder, name):
+            p.unlink(missing_ok=True)
+        marker.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -20,12 +20,16 @@ from .write_faults import as_cannot_write
 
 
 class OutputFile:
-    def __init__(self, out: Path, overwrite: bool, say=lambda line: None, resuming: Path | None = None):
+    def __init__(
+        self, out: Path, overwrite: bool, say=lambda line: None, resuming: Path | None = None, copy: bool = False
+    ):
         """``resuming``: the file a ``--resume`` continues; if it is a partial of this very name (a process id
-        used again), it is continued in place rather than removed."""
+        used again), it is continued in place rather than removed. ``copy``: the partial file is a working copy of
+        ``out`` that only a whole result replaces it with (a repeat's): ``.OUT.PID.copy``, never taken for a
+        stopped run, and removed by the next collect to ``out`` if its process was killed."""
         self.out, self.say, self.resuming = Path(out), say, resuming
         self.overwrite = overwrite
-        self.partial = self.out.with_name(f".{self.out.name}.{os.getpid()}.partial")
+        self.partial = self.out.with_name(f".{self.out.name}.{os.getpid()}.{'copy' if copy else 'partial'}")
         self.lock_path = self.out.with_name(f".{self.out.name}.lock")
         self._lock_fd: int | None = None
 
@@ -41,6 +45,11 @@ class OutputFile:
             raise UserError(f"cannot write {out}: folder {parent} is not writable")
         self._lock()
         try:
+            for left in stale_copies(out):  # under the lock: no live collect of this file is using them
+                left.unlink(missing_ok=True)
+                if not left.name.endswith(".wal"):
+                    pid = left.name[len(out.name) + 2 :].partition(".")[0]
+                    self.say(f"note: removed {left}, a working file of a collect (pid {pid}) that was killed")
             if out.exists() and not self.overwrite:
                 raise UserError(f"{out} already exists; pass --overwrite to replace it, or choose another --out")
             if self.resuming != self.partial:
@@ -150,6 +159,21 @@ def stale_partials(out: Path) -> list[Path]:
     for p in sorted(out.parent.glob(f".{out.name}.*.partial")):
         pid = p.name[len(out.name) + 2 : -len(".partial")]
         if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            found.append(p)
+    return found
+
+
+LEFTOVER_KINDS = ("copy", "copy.wal", "copy.compact", "copy.compact.wal", "partial.compact", "partial.compact.wal")
+
+
+def stale_copies(out: Path) -> list[Path]:
+    """Working files beside ``out`` whose process is gone (killed outright): a repeat's working copy of ``out``
+    (``.OUT.PID.copy`` and its ``.wal``; ``out`` itself was never touched, so it holds nothing to keep) and the
+    compacted copy being made of a finished file (``….compact``). Never a stopped run's ``.OUT.PID.partial``."""
+    found = []
+    for p in sorted(out.parent.glob(f".{out.name}.*")):
+        pid, _, kind = p.name[len(out.name) + 2 :].partition(".")
+        if kind in LEFTOVER_KINDS and pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
             found.append(p)
     return found
 

@@ -65,7 +65,7 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
             click.echo(line, err=True)
 
     ui = Silent() if quiet else Bars(_console()) if sys.stderr.isatty() else Lines(say)
-    with OutputFile(path, overwrite=True) as target:
+    with OutputFile(path, overwrite=True, copy=True) as target:
         resume_run.copy_for_writing(path, target.partial)
         store = RunStore(target.partial, stored["run_id"], existing=True)
         say(

@@ -217,10 +217,16 @@ def download(s3, url: S3Url, dest: Path, meta: dict | None = None) -> Path:
         )
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(f".{dest.name}.{os.getpid()}.download")
+    for left in dest.parent.glob(f".{dest.name}.*.download"):  # of downloads killed outright (their process gone)
+        pid = left.name[len(dest.name) + 2 : -len(".download")]
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            left.unlink(missing_ok=True)
     try:
         s3.download_file(url.bucket, url.key, str(part))
-    except Exception as e:
+    except BaseException as e:  # a stop signal too (then raised on): no half-downloaded file is left
         part.unlink(missing_ok=True)
+        if not isinstance(e, Exception):
+            raise
         raise UserError(problem(e, url, "download")) from None
     digest = sha256_of(part)
     wanted = (meta.get("Metadata") or {}).get("sha256")
@@ -252,3 +258,13 @@ def fetch_folder(text: str) -> list[Path]:
         obj = S3Url(url.bucket, o["Key"])
         paths.append(download(s3, obj, local_path(obj), head(s3, obj)))
     return paths
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

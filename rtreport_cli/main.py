@@ -365,6 +365,17 @@ def build(inputs, out, gates_path, base_url, allow_invalid, no_cache):
     INPUTS are DuckDB files or folders (every *.duckdb inside), or s3://bucket/prefix/ (every *.duckdb there,
     cached locally); default: ./data.
     """
+    from site_gen.build import Stopped, stop_signals_raise
+
+    try:
+        with stop_signals_raise():  # Ctrl-C, SIGTERM, SIGHUP: one line, exit 128 + the signal, nothing left behind
+            _build(inputs, out, gates_path, base_url, allow_invalid, no_cache)
+    except Stopped as e:
+        click.echo(e.line(out), err=True)
+        sys.exit(e.exit_code)
+
+
+def _build(inputs, out, gates_path, base_url, allow_invalid, no_cache):
     import time
 
     from site_gen.build import build_site, find_inputs, skipped_notes

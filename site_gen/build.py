@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from rtreport.errors import UserError
@@ -78,6 +81,104 @@ def _alive(pid: int) -> bool:
     return pid != os.getpid()
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """The build was asked to stop by a signal: Ctrl-C (SIGINT), SIGTERM or SIGHUP (a KeyboardInterrupt, so that
+    every clean-up for Ctrl-C covers it). ``finished``: it came while the new site was being swapped in, which was
+    completed first."""
+
+    def __init__(self, signal_name: str = "SIGINT", finished: bool = False):
+        super().__init__(signal_name)
+        self.signal_name, self.finished = signal_name, finished
+        self.exit_code = 128 + int(getattr(signal, signal_name, signal.SIGINT))
+
+    def line(self, out: Path) -> str:
+        if self.finished:
+            return f"build stopped by {self.signal_name} as it ended: {out} holds the new site, complete"
+        before = f"the site in {out} is unchanged" if Path(out).exists() else f"{out} was not created"
+        return f"build stopped by {self.signal_name}: {before}, and nothing of this build is left"
+
+
+_stop: dict = {"held": 0, "pending": None}
+
+
+def _on_stop_signal(signum, frame):
+    name = signal.Signals(signum).name
+    if _stop["held"]:
+        _stop["pending"] = _stop["pending"] or name
+        return
+    raise Stopped(name)
+
+
+@contextmanager
+def stop_signals_raise():
+    """While inside, SIGINT, SIGTERM and SIGHUP raise ``Stopped`` (held back inside ``_held``: a swap or a
+    clean-up is never cut in half). Only the main thread can take signals: elsewhere this changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for s in STOP_SIGNALS:
+        signal.signal(s, _on_stop_signal)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        _stop.update(held=0, pending=None)
+
+
+@contextmanager
+def _held():
+    _stop["held"] += 1
+    try:
+        yield
+    finally:
+        _stop["held"] -= 1
+
+
+def _raise_held_stop(finished: bool) -> None:
+    """A stop signal that came while held: raised now (``finished``: the new site is in place)."""
+    if not _stop["held"] and _stop["pending"]:
+        name, _stop["pending"] = _stop["pending"], None
+        raise Stopped(name, finished)
+
+
+_LEFTOVER = re.compile(r"\.(.+)\.(building|old|probe)-(\d+)")
+
+
+def remove_leftovers(out: Path, notes: list | None = None) -> None:
+    """Remove what builds into ``out`` left beside it when they were killed outright (SIGKILL, power loss): their
+    working folders ``.OUT.building-PID``, previous sites ``.OUT.old-PID`` and probes ``.OUT.probe-PID``, where
+    process PID is no longer running (a live build's are left alone). A build killed between its two renames left
+    no ``out`` and its previous site in ``.OUT.old-PID``: that is put back first."""
+    parent = out.parent
+    if not parent.is_dir():
+        return
+    for path in sorted(parent.glob(f".{glob_escape(out.name)}.*-*")):
+        m = _LEFTOVER.fullmatch(path.name)
+        if not m or m.group(1) != out.name or _alive(int(m.group(3))):
+            continue
+        pid, kind = m.group(3), m.group(2)
+        if kind == "old" and not out.exists() and path.is_dir():
+            os.replace(path, out)
+            if notes is not None:
+                notes.append(f"put back the site in {out}, left in {path.name} by a build (pid {pid}) that was killed")
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        if notes is not None and not path.exists():
+            notes.append(f"removed {path}, left by a build (pid {pid}) that is no longer running")
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
 def _check_out(out: Path) -> None:
     """Only a folder that is absent, empty or built by rtreport before may be replaced."""
     here = Path.cwd().resolve()
@@ -96,12 +197,14 @@ def _check_out(out: Path) -> None:
         raise UserError(f"--out {out}: folder {out.parent} does not exist")
     probe = out.with_name(f".{out.name}.probe-{os.getpid()}")  # the site is built beside --out, then swapped in
     try:
-        probe.mkdir()
-        probe.rmdir()
+        with _held():
+            probe.mkdir()
+            probe.rmdir()
     except OSError as e:
         raise UserError(
             f"cannot write --out {out}: folder {out.parent} takes no new folder ({e.strerror or e})"
         ) from None
+    _raise_held_stop(finished=False)
 
 
 MANIFEST = ".rtreport-manifest"  # every file the build wrote, one relative path a line: the others are the user's
@@ -228,7 +331,9 @@ def build_site(
     cache, ready = RunCache(gates, allow_invalid) if use_cache and not why_no_cache else None, {}
     runs = load_runs(sorted(db_paths, key=lambda p: Path(p).name), allow_invalid, notes, cache, ready)
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
+    with _held():
+        remove_leftovers(out, notes)  # this process's own too: a process id used again
+    _raise_held_stop(finished=False)
     doing = {"what": "starting", "source": None}
     try:
         for run, label in zip(runs, display_labels(runs)):
@@ -241,15 +346,19 @@ def build_site(
             for source in dict.fromkeys(r.rows.source for r in results if id(r.rows) not in ready):
                 cache.put(source, [r for r in results if r.rows.source == source])
         written = render_site(results, tmp, gates, gates_path, doing, base_url)
-        _swap_in(tmp, out, notes)
-    except UserError:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with _held():  # a stop signal now waits until the new site is in place (or the old one back)
+            _swap_in(tmp, out, notes)
+    except (UserError, KeyboardInterrupt):
+        with _held():
+            shutil.rmtree(tmp, ignore_errors=True)
         raise
     except Exception as e:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with _held():
+            shutil.rmtree(tmp, ignore_errors=True)
         source = f" from {doing['source']}" if doing["source"] else ""
         first = (str(e).strip().splitlines() or [""])[0][:200]
         raise UserError(
             f"build failed {doing['what']}{source} ({type(e).__name__}: {first}); the site in {out} is unchanged"
         ) from None
+    _raise_held_stop(finished=True)
     return [out / p.relative_to(tmp) for p in written]

@@ -112,13 +112,17 @@ class RunCache:
             tmp.write_bytes(pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL))
             os.replace(tmp, entry)
             self._prune()
-        except Exception:
+        except BaseException as e:  # a stop signal too (then raised on): no half-written entry is left
             try:
                 tmp.unlink(missing_ok=True)
             except OSError:  # e.g. the cache's folder is a file: nothing was written
                 pass
+            if not isinstance(e, Exception):
+                raise
 
     def _prune(self) -> None:
+        """Entries not used for ``KEEP_DAYS``, and entries half-written by builds killed outright (their process
+        gone)."""
         old = time.time() - KEEP_DAYS * 86400
         for entry in self.folder.glob("*.pickle"):
             try:
@@ -126,3 +130,17 @@ class RunCache:
                     entry.unlink()
             except OSError:
                 pass
+        for tmp in self.folder.glob(".*.pickle.*.tmp"):
+            pid = tmp.name.rsplit(".", 2)[-2]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

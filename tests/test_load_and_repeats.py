@@ -173,8 +173,8 @@ def test_each_repeat_is_a_fresh_process_and_a_failed_one_stops_the_rest(tmp_path
     started = []
 
     class Child:
-        def __init__(self, cmd, start_new_session):
-            started.append((cmd, start_new_session))
+        def __init__(self, cmd, start_new_session, preexec_fn=None):
+            started.append((cmd, start_new_session and callable(preexec_fn)))  # and it ends with its parent
             self.code = 0 if len(started) == 1 else 3
 
         def wait(self, timeout=None):

@@ -95,10 +95,24 @@ def _init(model_path, artifacts_folder, made, runtime_ids, cuda_index, worker_ar
     _worker["__decisions__"] = task.decisions()
 
 
+def _end_with_parent() -> None:
+    """A main process killed outright takes this process with it, at once (``collect.children``): this process
+    ignores the stop signals, so SIGKILL. Its parent is the one ``multiprocessing`` started it from."""
+    import multiprocessing
+    import signal
+
+    from ..children import end_with_parent
+
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid:
+        end_with_parent(signal.SIGKILL, parent.pid)
+
+
 def _serve(tasks, results, cpus, *initargs) -> None:
     """A worker: run on ``cpus`` (``core_sets``), prepare (``_init``), say so, play tasks from ``tasks`` until the
     stop mark (None), each result put on ``results`` as its game ends."""
     parent, pid = os.getppid(), os.getpid()
+    _end_with_parent()
     try:
         _pin(cpus)
         _init(*initargs)

@@ -11,6 +11,7 @@ recording fake only (tests/test_tensorrt.py). Native TensorRT cannot be installe
 from __future__ import annotations
 
 import ctypes
+import os
 from pathlib import Path
 
 import numpy as np
@@ -148,7 +149,12 @@ class TensorRTRunner(Runner):
         self.artifact_path = self._engine_folder / engine_file_name(
             self.flavour.key, self.info.precision, self.version, gpu_name, self._model_sha
         )
-        self.artifact_path.write_bytes(self.built.engine)
+        part = self.artifact_path.with_name(f".{self.artifact_path.name}.{os.getpid()}.tmp")
+        try:  # written whole or not at all: a stopped build leaves no half engine
+            part.write_bytes(self.built.engine)
+            os.replace(part, self.artifact_path)
+        finally:
+            part.unlink(missing_ok=True)
         return self.built.engine
 
     def _malloc(self, nbytes):
