@@ -78,6 +78,8 @@ def test_two_models_of_one_file_name_are_two_agents_each_with_its_own_answer(two
         assert "history/" not in page_b  # b was measured once: no history
         page_a = (site / lang / "hardware" / SLUG / "index.html").read_text()
         assert name_a in page_a and a2["sha"] in page_a and b["sha"] not in page_a
+        told = {"en": "Another model saved as ppo_cartpole.zip", "zh-tw": "另一個同樣存成 ppo_cartpole.zip 的模型"}
+        assert told[lang] in page_a and told[lang] in page_b
         compare = (site / lang / "compare" / "index.html").read_text()
         assert name_a in compare and name_b in compare
     # every run keeps its own page, at the address it had when the two models were one agent
