@@ -49,6 +49,9 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         line = t("agent_then", line=line, more=t("prep_wrappers", wrappers=t("agent_actions_sep").join(wrappers)))
     for said in preprocessing_lines(protocol.get("preprocessing"), t):
         line = t("agent_then", line=line, more=said)
+    if run.get("agent_base"):  # another model of this file's name was measured under the label (agents.tell_apart)
+        named = t("agent_told_apart", file=(run.get("model_path") or "?").replace("\\", "/").rsplit("/", 1)[-1])
+        line = t("agent_then", line=line, more=named)
     return line
 
 

@@ -50,11 +50,11 @@ def answer(runs) -> int:
     return complete[-1] if complete else len(runs) - 1
 
 
-def _by_label(results) -> dict:
-    """label -> [(result, index)], oldest first (by start, then run id)."""
+def _by_label(results, key: str = "label") -> dict:
+    """label -> [(result, index)], oldest first (by start, then run id); ``key``: the run's field to group by."""
     by_label: dict[str, list] = {}
     for i, res in enumerate(results):
-        by_label.setdefault(res.rows.run["label"], []).append((res, i))
+        by_label.setdefault(res.rows.run.get(key, res.rows.run["label"]), []).append((res, i))
     return {
         label: sorted(runs, key=lambda x: (str(x[0].rows.run.get("started_at") or ""), x[0].rows.run["run_id"]))
         for label, runs in by_label.items()
@@ -63,10 +63,11 @@ def _by_label(results) -> dict:
 
 def run_slugs(results) -> list[str]:
     """Each run's own page slug, which later runs never change: the label's slug and the day the run started
-    (``cpu-epyc-2core-2026-12-03``), a count after it for a second run that started the same day."""
+    (``cpu-epyc-2core-2026-12-03``), a count after it for a second run that started the same day. Agents told apart
+    under a shared label (``agents.tell_apart``) count their runs together, as when they were one."""
     taken: set = set()
     slugs = [""] * len(results)
-    for label, runs in _by_label(results).items():
+    for label, runs in _by_label(results, "agent_base").items():
         for res, i in runs:
             day = str(res.rows.run.get("started_at") or "")[:10] or "undated"
             slugs[i] = slugify(f"{label}-{day}", taken)
@@ -82,7 +83,7 @@ def page_slugs(results) -> list[str]:
     taken = set(own)
     slugs = list(own)
     for label, runs in _by_label(results).items():
-        slugs[runs[answer(runs)][1]] = slugify(label, taken)
+        slugs[runs[answer(runs)][1]] = slugify(address(label, runs), taken)
     return slugs
 
 
@@ -299,4 +300,10 @@ def history_link(label: str, runs: list, res, slug: str, t: Translator) -> dict:
 def history_slugs(histories) -> dict:
     """Each history's page slug (the label's, unique among histories)."""
     taken: set = set()
-    return {label: slugify(label, taken) for label, _ in histories}
+    return {label: slugify(address(label, runs), taken) for label, runs in histories}
+
+
+def address(label: str, runs: list) -> str:
+    """What the slugs of a label's answer and history are made from: the label, or the one its agent kept
+    (``agents.tell_apart``)."""
+    return runs[0][0].rows.run.get("slug_label", label)

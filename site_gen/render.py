@@ -17,6 +17,7 @@ from rtreport.gates import DEFAULT_GATES
 from rtreport.resources import package_folder
 
 from .history import answer, groups as history_groups, history_link, history_page, history_slugs, page_slugs, run_slugs
+from .agents import tell_apart
 from .compare import compare_page, cross_hardware_chart
 from .home import home_page, newest_first
 from .study import study_page
@@ -122,6 +123,7 @@ def _install(env: Environment, t: Translator) -> None:
 
 
 def render_site(results, out: Path, gates, gates_path, doing: dict, base_url: str | None = None) -> list[Path]:
+    tell_apart([res.rows.run for res in results])  # one agent per model and preprocessing, not per file name
     slugs = page_slugs(results)  # how each run is linked: a machine's answer at its label's slug
     own = run_slugs(results)  # each run's own page, which later runs never move
     pages = [
