@@ -202,6 +202,14 @@ def _one_line_error(path) -> str:
     return message
 
 
+def _torch_bytes(obj) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
 def test_files_that_are_not_sb3_saves(tmp_path):
     text = tmp_path / "notes.zip"
     text.write_text("not a model\n")
@@ -219,8 +227,13 @@ def test_files_that_are_not_sb3_saves(tmp_path):
     not_json = tmp_path / "not-json.zip"
     with zipfile.ZipFile(not_json, "w") as z:
         z.writestr("data", b"\x80\x04 pickled")
-        z.writestr("policy.pth", b"")
+        z.writestr("policy.pth", _torch_bytes({}))
     assert "not JSON" in _one_line_error(not_json)
+    no_policy = tmp_path / "empty-policy.zip"
+    with zipfile.ZipFile(no_policy, "w") as z:
+        z.writestr("data", "{}")
+        z.writestr("policy.pth", b"")
+    assert "is damaged: its policy.pth is not a whole PyTorch archive" in _one_line_error(no_policy)
 
     assert "not found" in _one_line_error(tmp_path / "missing.zip")
     assert "folder" in _one_line_error(tmp_path)
@@ -233,7 +246,8 @@ def test_a_damaged_save_is_one_line(trained, tmp_path):
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(damaged, "w") as dst:
         for name in src.namelist():
             dst.writestr(name, b"garbage" if name == "policy.pth" else src.read(name))
-    assert "could not load it as DQN" in _one_line_error(damaged)
+    said = _one_line_error(damaged)
+    assert "is damaged: its policy.pth is not a whole PyTorch archive" in said and "copy it again" in said
 
 
 def test_unsupported_spaces_are_refused(tmp_path):
