@@ -63,6 +63,8 @@ DESCRIPTIVE = (
     "family_group",
     "tf32_on",
     "tf32_off",  # which runtimes share a play test; a setting
+    "atari_protocol_rtreport",
+    "atari_protocol_sb3",  # how an Atari game is played: the protocol's settings
     "hist_changed",
     "hist_library",
     "hist_runtime_libraries",

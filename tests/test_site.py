@@ -330,6 +330,7 @@ ALLOWED_LATIN = {  # what stays Latin on a zh-TW page; rtreport's own words are 
     "Jennison",
     "Turnbull",
     "Bonferroni",
+    "Machado",
     "Welch",
     "Student",
     "t",
