@@ -179,6 +179,11 @@ def _load_sb3(path: Path, task: Task) -> ModelSource:
         )
     kind = policy.outputs  # "q-values", "logits" or "actions"
     if task.family == "atari" and task.atari_preprocessing == "rtreport":
+        if task.epsilon not in (0.0, BREAKOUT.epsilon):  # the user's own ε (a run configuration's) is not dropped
+            raise UserError(
+                f"{path}: a Stable-Baselines3 agent on an ALE game plays as SB3 evaluates it, greedy (ε 0); "
+                f"an evaluation epsilon of {task.epsilon:g} cannot be honoured: leave [policy] epsilon out"
+            )
         task = task.sb3_preprocessing()  # an SB3 agent on an ALE game plays as SB3 evaluates it: greedy, ε 0
     if kind != "q-values" and task.epsilon > 0:
         raise UserError(

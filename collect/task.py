@@ -104,6 +104,11 @@ class Task:
                 + ("its actions" if outputs == "actions" else "its logits")
                 + ": leave [policy] epsilon out"
             )
+        if epsilon and self.atari_preprocessing == "sb3":
+            raise UserError(
+                f"{self.env_id} plays as Stable-Baselines3 evaluates it, greedy (ε 0): an evaluation epsilon of "
+                f"{epsilon:g} cannot be honoured; leave [policy] epsilon out"
+            )
         eps = self.epsilon if epsilon is None else float(epsilon)
         return replace(self, outputs=outputs, epsilon=0.0 if outputs == "logits" else eps)
 

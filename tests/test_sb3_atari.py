@@ -82,3 +82,22 @@ def test_v4_id_is_known_and_rtreport_protocol_keeps_its_files():
     breakout = tasks.for_env(None).protocol()
     assert "atari" not in breakout and breakout["eval_epsilon"] == 0.01
     assert tasks.from_protocol(breakout).atari_preprocessing == "rtreport"
+
+
+def test_an_evaluation_epsilon_the_sb3_protocol_cannot_honour_is_refused(agent, tmp_path):
+    """SB3's Atari evaluation is greedy: a run configuration's own ε is refused in one line, never dropped."""
+    from click.testing import CliRunner
+
+    from rtreport_cli.main import main
+
+    _, path, _ = agent
+    config = tmp_path / "run.toml"
+    config.write_text("[policy]\nepsilon = 0.05\n")
+    for env in (ENV, "ALE/Pong-v5"):
+        out = tmp_path / "run.duckdb"
+        result = CliRunner().invoke(
+            main, ["collect", "--quick", "--env", env, "--model", str(path), "--config", str(config), "--out", str(out)]
+        )
+        errors = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(errors) == 1, result.output
+        assert "greedy (ε 0)" in errors[0] and "epsilon of 0.05" in errors[0] and not out.exists()
