@@ -61,7 +61,8 @@ def quantized_run(tmp_path_factory):
                 ",".join(["torch-cpu-fp32", *NEW, "ort-cuda-int8"]),
             ],
         )
-    assert result.exit_code == 0, result.output
+    # ort-cuda-int8 is named but cannot run on a machine without CUDA: the run is kept and the exit says so (5)
+    assert result.exit_code == 5 and "ort-cuda-int8" in result.output.splitlines()[-1], result.output
     con = duckdb.connect(str(out), read_only=True)
     yield con, out.parent / "artifacts"
     con.close()
