@@ -29,6 +29,9 @@ class ModelSource:
     state_dict: dict | None = None
     task: Task = BREAKOUT
     export: dict = field(default_factory=dict)  # how rtreport made the module and the ONNX it measures, if it did
+    # The one batch size the model takes, where its input fixes it (an ONNX export without a dynamic batch axis, a
+    # module traced at batch 1); None: any. Every runtime then measures at that batch only (``Runner.fixed_batch``).
+    fixed_batch: int | None = None
 
     def torch_model(self):
         """A fresh module on the CPU in eval mode, with ``num_actions`` (each runtime makes its own copy)."""
@@ -143,7 +146,10 @@ def _load_torchscript(path: Path, task: Task) -> ModelSource:
             f"{path}: PyTorch cannot load it as TorchScript ({type(e).__name__}: {_first_line(e)})"
         ) from None
     outputs = _run_module(path, module, task)
-    return ModelSource(path, "torchscript", sha256_file(path), outputs, export={"from": "TorchScript"})
+    fixed = None if _takes_a_batch(module, task) else 1
+    return ModelSource(
+        path, "torchscript", sha256_file(path), outputs, export={"from": "TorchScript"}, fixed_batch=fixed
+    )
 
 
 def _run_module(path: Path, module, task: Task) -> int:
@@ -161,6 +167,34 @@ def _run_module(path: Path, module, task: Task) -> int:
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
         raise UserError(f"{path}: expected outputs (N, {task.num_actions}) for {task.name}; the model returns {shape}")
     return int(out.shape[1])
+
+
+def _takes_a_batch(module, task: Task) -> bool:
+    """Whether the module decides a batch of two observations, one row each (a module whose code fixes the batch
+    at 1, e.g. ``x.view(1, -1)``, does not)."""
+    example = torch.zeros((2, *task.observation.shape), dtype=getattr(torch, task.observation.dtype))
+    try:
+        with torch.inference_mode():
+            out = module(example)
+    except Exception:
+        return False
+    return isinstance(out, torch.Tensor) and out.dim() == 2 and out.shape[0] == 2
+
+
+# Why the batch sweep of a model whose input fixes the batch stops there (the run file's settings keep it)
+FIXED_BATCH_REASON = "the model's input fixes the batch size at {batch}"
+REEXPORT = (
+    'export it with a dynamic batch: torch.onnx.export(..., dynamic_axes={"observation": {0: "batch"}}), or '
+    "dynamo=True with a dynamic batch dimension"
+)
+
+
+def fixed_batch_refusal(model, runtime: str) -> str | None:
+    """Why ``runtime`` (one that builds for every batch size of the sweep ahead) cannot run a fixed-batch model."""
+    batch = getattr(model, "fixed_batch", None)
+    if batch is None:
+        return None
+    return f"{FIXED_BATCH_REASON.format(batch=batch)}, and {runtime} builds for batches 1 to 512: {REEXPORT}"
 
 
 def _load_sb3(path: Path, task: Task) -> ModelSource:
@@ -301,6 +335,11 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
             + ("" if task.is_breakout else f" for {task.name}")
             + f"; found {dtype} ({', '.join(map(str, shown))})"
         )
+    if dims and dims[0] is not None and dims[0] != 1:  # batch 1 is how the agent decides: nothing measures here
+        raise UserError(
+            f"{path}: the input fixes the batch size at {dims[0]}, but the agent decides one observation at a "
+            f"time; {REEXPORT}"
+        )
     out_dims = [
         d.dim_value if d.HasField("dim_value") else None for d in model.graph.output[0].type.tensor_type.shape.dim
     ]
@@ -311,7 +350,7 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
             f"{path}: the output must be (N, A), one row of {task.num_actions} values per observation; the model's "
             f"is ({shown}): squeeze or reshape it before exporting"
         )
-    return ModelSource(path, "onnx", sha256_file(path), int(shape[-1]))
+    return ModelSource(path, "onnx", sha256_file(path), int(shape[-1]), fixed_batch=dims[0] if dims else None)
 
 
 def _output_shape_by_running(path: Path, task: Task) -> list:
