@@ -17,6 +17,7 @@ import torch
 from rtreport.errors import UserError
 
 from .agent.network import QNetwork, export_onnx, export_policy_onnx, sha256_file
+from .fixed_batch import REEXPORT, takes_a_batch
 from .task import BREAKOUT, Task
 
 
@@ -146,7 +147,7 @@ def _load_torchscript(path: Path, task: Task) -> ModelSource:
             f"{path}: PyTorch cannot load it as TorchScript ({type(e).__name__}: {_first_line(e)})"
         ) from None
     outputs = _run_module(path, module, task)
-    fixed = None if _takes_a_batch(module, task) else 1
+    fixed = None if takes_a_batch(module, task) else 1
     return ModelSource(
         path, "torchscript", sha256_file(path), outputs, export={"from": "TorchScript"}, fixed_batch=fixed
     )
@@ -167,34 +168,6 @@ def _run_module(path: Path, module, task: Task) -> int:
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
         raise UserError(f"{path}: expected outputs (N, {task.num_actions}) for {task.name}; the model returns {shape}")
     return int(out.shape[1])
-
-
-def _takes_a_batch(module, task: Task) -> bool:
-    """Whether the module decides a batch of two observations, one row each (a module whose code fixes the batch
-    at 1, e.g. ``x.view(1, -1)``, does not)."""
-    example = torch.zeros((2, *task.observation.shape), dtype=getattr(torch, task.observation.dtype))
-    try:
-        with torch.inference_mode():
-            out = module(example)
-    except Exception:
-        return False
-    return isinstance(out, torch.Tensor) and out.dim() == 2 and out.shape[0] == 2
-
-
-# Why the batch sweep of a model whose input fixes the batch stops there (the run file's settings keep it)
-FIXED_BATCH_REASON = "the model's input fixes the batch size at {batch}"
-REEXPORT = (
-    'export it with a dynamic batch: torch.onnx.export(..., dynamic_axes={"observation": {0: "batch"}}), or '
-    "dynamo=True with a dynamic batch dimension"
-)
-
-
-def fixed_batch_refusal(model, runtime: str) -> str | None:
-    """Why ``runtime`` (one that builds for every batch size of the sweep ahead) cannot run a fixed-batch model."""
-    batch = getattr(model, "fixed_batch", None)
-    if batch is None:
-        return None
-    return f"{FIXED_BATCH_REASON.format(batch=batch)}, and {runtime} builds for batches 1 to 512: {REEXPORT}"
 
 
 def _load_sb3(path: Path, task: Task) -> ModelSource:

@@ -59,9 +59,9 @@ def _builds_every_batch(runtime: str, reason: Callable) -> Callable:
     its own reason, else why a model whose input fixes the batch cannot run on it."""
 
     def check(model):
-        from .model_input import fixed_batch_refusal
+        from .fixed_batch import refusal
 
-        return reason(model) or (fixed_batch_refusal(model, runtime) if model is not None else None)
+        return reason(model) or (refusal(model, runtime) if model is not None else None)
 
     return check
 
