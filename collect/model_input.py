@@ -17,6 +17,7 @@ import torch
 from rtreport.errors import UserError
 
 from .agent.network import QNetwork, export_onnx, export_policy_onnx, sha256_file
+from .fixed_batch import REEXPORT, takes_a_batch
 from .task import BREAKOUT, Task
 
 
@@ -29,6 +30,9 @@ class ModelSource:
     state_dict: dict | None = None
     task: Task = BREAKOUT
     export: dict = field(default_factory=dict)  # how rtreport made the module and the ONNX it measures, if it did
+    # The one batch size the model takes, where its input fixes it (an ONNX export without a dynamic batch axis, a
+    # module traced at batch 1); None: any. Every runtime then measures at that batch only (``Runner.fixed_batch``).
+    fixed_batch: int | None = None
 
     def torch_model(self):
         """A fresh module on the CPU in eval mode, with ``num_actions`` (each runtime makes its own copy)."""
@@ -143,7 +147,10 @@ def _load_torchscript(path: Path, task: Task) -> ModelSource:
             f"{path}: PyTorch cannot load it as TorchScript ({type(e).__name__}: {_first_line(e)})"
         ) from None
     outputs = _run_module(path, module, task)
-    return ModelSource(path, "torchscript", sha256_file(path), outputs, export={"from": "TorchScript"})
+    fixed = None if takes_a_batch(module, task) else 1
+    return ModelSource(
+        path, "torchscript", sha256_file(path), outputs, export={"from": "TorchScript"}, fixed_batch=fixed
+    )
 
 
 def _run_module(path: Path, module, task: Task) -> int:
@@ -306,6 +313,11 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
             + ("" if task.is_breakout else f" for {task.name}")
             + f"; found {dtype} ({', '.join(map(str, shown))})"
         )
+    if dims and dims[0] is not None and dims[0] != 1:  # batch 1 is how the agent decides: nothing measures here
+        raise UserError(
+            f"{path}: the input fixes the batch size at {dims[0]}, but the agent decides one observation at a "
+            f"time; {REEXPORT}"
+        )
     out_dims = [
         d.dim_value if d.HasField("dim_value") else None for d in model.graph.output[0].type.tensor_type.shape.dim
     ]
@@ -316,7 +328,7 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
             f"{path}: the output must be (N, A), one row of {task.num_actions} values per observation; the model's "
             f"is ({shown}): squeeze or reshape it before exporting"
         )
-    return ModelSource(path, "onnx", sha256_file(path), int(shape[-1]))
+    return ModelSource(path, "onnx", sha256_file(path), int(shape[-1]), fixed_batch=dims[0] if dims else None)
 
 
 def _output_shape_by_running(path: Path, task: Task) -> list:

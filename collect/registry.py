@@ -49,7 +49,21 @@ def make_runner(spec: Runtime, model, artifacts, cuda_index: int):
     task = getattr(model, "task", None)
     if task is not None:
         runner.observation = task.observation
+    if getattr(model, "fixed_batch", None) is not None:  # a model that takes one batch size: only that one is asked
+        runner.fixed_batch = model.fixed_batch
     return runner
+
+
+def _builds_every_batch(runtime: str, reason: Callable) -> Callable:
+    """``check`` of a runtime that builds for the sweep's batch sizes ahead (TensorRT's optimisation profile):
+    its own reason, else why a model whose input fixes the batch cannot run on it."""
+
+    def check(model):
+        from .fixed_batch import refusal
+
+        return reason(model) or (refusal(model, runtime) if model is not None else None)
+
+    return check
 
 
 # -- the built-in runtimes ---------------------------------------------------------------------------------
@@ -95,7 +109,9 @@ def _ort(device, precision, graph=False, ep=None, rank=None) -> Runtime:
         device,
         precision,
         variant,
-        lambda model: OrtRunner.unavailable_reason(ep),
+        _builds_every_batch("TensorRT", lambda model: OrtRunner.unavailable_reason(ep))
+        if ep == "tensorrt"
+        else lambda model: OrtRunner.unavailable_reason(ep),
         make,
         rank,
         same_kernels_as=f"ort-{device}-{precision}" if graph else "",
@@ -125,7 +141,7 @@ def _tensorrt(flavour, precision, graph=False) -> Runtime:
         "cuda",
         precision,
         "CUDA graph" if graph else "",
-        lambda model: TensorRTRunner.unavailable_reason(flavour),
+        _builds_every_batch(FLAVOURS[flavour].name, lambda model: TensorRTRunner.unavailable_reason(flavour)),
         make,
         same_kernels_as=f"{flavour}-{precision}" if graph else "",
     )

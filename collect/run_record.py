@@ -8,7 +8,7 @@ from dataclasses import asdict
 from rtreport import schema
 from rtreport.gates import Gates
 
-from . import task_states
+from . import fixed_batch, task_states
 from .agent.network import sha256_file
 from .paths import FIXED_STATES, shown
 from .provenance import hardware
@@ -44,6 +44,7 @@ def first_row(collector, machine: dict) -> dict:
             "play_margin_fraction": margin,
             **margin_rule,
             **({"model_export": c.model.export} if c.model.export else {}),
+            **fixed_batch.sweep_limit(c.model),
             "round_order_seed": ROUND_ORDER_SEED,
             "rounds_ends_only": c.ends_only(),
             "hardware": hardware(),  # the machine's kind beside runs.cpu/cpu_count/gpu_name (collect.resume)

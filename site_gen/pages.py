@@ -116,7 +116,7 @@ def chart_view(chart: Chart, t: Translator, csv_href: str) -> dict:
         "id": chart.chart_id,
         "spec_json": spec,
         "title": t(chart.title, **chart.title_params),
-        "caption": t(chart.caption),
+        "caption": t(chart.caption, **chart.caption_params),
         "summary": (claims.say(t, kind, key, evidence, chart.chart_id, **params) if kind else t(key, **params))
         if key
         else "",

@@ -41,7 +41,17 @@ CUDA_NOTE = (
 CALIBRATION_BATCH = 64
 
 
-def quantize_qdq(source: Path, states: np.ndarray, out: Path) -> None:
+def calibration_batch(states: int, limit: int = CALIBRATION_BATCH) -> int:
+    """The size of every calibration batch: the largest that divides the ``states`` and is at most ``limit``.
+    ONNX Runtime's percentile calibrator stacks each tensor's values batch by batch and fails on batches of
+    unequal sizes, so a last partial batch is not an option; 512 states (whole games) keep batches of 64, and a set
+    of any other size (games shorter than ``states_per_game``, states left out) is calibrated on in equal batches
+    all the same, down to one state each."""
+    return next(b for b in range(min(limit, states), 0, -1) if states % b == 0)
+
+
+def quantize_qdq(source: Path, states: np.ndarray, out: Path, batch_limit: int = CALIBRATION_BATCH) -> None:
+    """``batch_limit``: the largest calibration batch (a model that takes one batch size: that one)."""
     from onnxruntime.quantization import (
         CalibrationDataReader,
         CalibrationMethod,
@@ -52,12 +62,15 @@ def quantize_qdq(source: Path, states: np.ndarray, out: Path) -> None:
 
     import onnx
 
-    # the model's own input name (an exported or user-given ONNX need not call it "observation")
-    input_name = onnx.load(str(source)).graph.input[0].name
+    # the model's own input name (an exported or user-given ONNX need not call it "observation"), and the batch
+    # size its input fixes, if it does (then every batch is of that size)
+    given = onnx.load(str(source)).graph.input[0]
+    input_name, first = given.name, given.type.tensor_type.shape.dim[0]
+    size = calibration_batch(len(states), min(batch_limit, first.dim_value or batch_limit))
 
     class Reader(CalibrationDataReader):
         def __init__(self):
-            self._batches = iter(states[i : i + CALIBRATION_BATCH] for i in range(0, len(states), CALIBRATION_BATCH))
+            self._batches = iter(states[i : i + size] for i in range(0, len(states), size))
 
         def get_next(self):
             batch = next(self._batches, None)
@@ -96,12 +109,14 @@ class OrtInt8Runner(OrtRunner):
         start = time.perf_counter()
         calibration = calibration_set(self._model, self._artifacts)
         source, export_seconds = self._artifacts.onnx_fp32()
+        limit = self._model.fixed_batch or CALIBRATION_BATCH
         path, seconds = self._artifacts.make(
             f"model_int8_qdq-{calibration.info['key']}.onnx",
-            lambda out: quantize_qdq(source, calibration.states(), out),
+            lambda out: quantize_qdq(source, calibration.states(), out, limit),
         )
         self._quantization = {
             **SETTINGS,
+            "calibration_batch": calibration_batch(int(calibration.info["states"]), limit),
             "library": "onnxruntime.quantization.quantize_static",
             "quantize_seconds": round(seconds, 3),
             "calibration": calibration.info,
