@@ -65,6 +65,7 @@ DESCRIPTIVE = (
     "tf32_off",  # which runtimes share a play test; a setting
     "atari_protocol_rtreport",
     "atari_protocol_sb3",  # how an Atari game is played: the protocol's settings
+    "cap_throughput_fixed_batch",  # which batch sizes the model takes
     "hist_changed",
     "hist_library",
     "hist_runtime_libraries",
