@@ -108,7 +108,6 @@ def pong_run(tmp_path_factory):
     return PPO.load(root / "ppo_pong.zip", device="cpu"), out, site
 
 
-@pytest.mark.slow  # a CnnPolicy on the CPU: its collect alone outlasts a minute on a 2-core machine
 def test_a_pong_ppo_zip_collected_end_to_end_plays_as_sb3_evaluates(pong_run):
     """The reference's games are SB3's deterministic evaluation of the same seeds through ``make_atari_env``: the
     same return and the same number of steps on every seed the run played (``--quick`` plays the first 150
