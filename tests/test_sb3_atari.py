@@ -88,12 +88,14 @@ def pong_run(tmp_path_factory):
     """A PPO CnnPolicy trained on Pong the SB3 documentation's way (``make_atari_env(n_envs=1)`` +
     ``VecFrameStack(n_stack=4)``) for a few hundred steps and saved as a ``.zip``; a real quick collect of it with
     ONNX Runtime beside the reference, and a real build."""
+    import ale_py
+    import gymnasium as gym
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_atari_env
     from stable_baselines3.common.vec_env import VecFrameStack
 
+    gym.register_envs(ale_py)
     root = tmp_path_factory.mktemp("pong-run")
-    sb3_atari_env(ENV)  # registers the ALE games
     env = VecFrameStack(make_atari_env(ENV, n_envs=1, seed=0), n_stack=4)
     PPO("CnnPolicy", env, seed=0, device="cpu", n_steps=64, batch_size=32, n_epochs=1).learn(256).save(
         root / "ppo_pong.zip"
@@ -110,9 +112,10 @@ def pong_run(tmp_path_factory):
 
 def test_a_pong_ppo_zip_collected_end_to_end_plays_as_sb3_evaluates(pong_run):
     """The reference's games are SB3's deterministic evaluation of the same seeds through ``make_atari_env``: the
-    same return and the same number of steps on every seed the run played (``--quick`` plays the first 150
-    decisions of each game, so SB3's game is cut there too); ONNX Runtime chooses the reference's action on every
-    fixed state and every decision of play; the file and both languages' machine page say the SB3 protocol."""
+    same return, the same number of steps and the same action at every step, on every seed the run played
+    (``--quick`` plays the first 150 decisions of each game, so SB3's game is cut there too); ONNX Runtime chooses
+    the reference's action on every fixed state and every decision of play; the file and both languages' machine
+    page say the SB3 protocol."""
     model, out, site = pong_run
     protocol = assert_plays_as_sb3(out, model, ENV, atari=True)
     atari = protocol["atari"]
