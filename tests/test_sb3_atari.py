@@ -1,16 +1,24 @@
 """Stable-Baselines3 Atari agents: rtreport's reference plays PongNoFrameskip-v4 as SB3's own evaluation does
 (``make_atari_env`` + ``VecFrameStack(n_stack=4)``, deterministic), observation for observation and action for
-action, for a PPO (logits) and a DQN (Q-values) CnnPolicy trained for a few steps."""
+action, for a PPO (logits) and a DQN (Q-values) CnnPolicy trained for a few steps; and end to end, a PPO ``.zip``
+through ``rtreport collect`` and ``rtreport build``."""
 
 from __future__ import annotations
 
+import html
+
+import duckdb
 import numpy as np
 import pytest
 import torch
+from click.testing import CliRunner
 
 from collect import tasks
 from collect.agent.protocol import EpisodeInPlay
 from collect.model_input import load_model
+from rtreport_cli.main import main
+from sb3_play import REFERENCE, assert_plays_as_sb3, collect, machine_pages, played, sb3_atari_env
+from site_gen.i18n import Translator
 
 ENV = "PongNoFrameskip-v4"
 SEEDS = (3, 11)
@@ -18,16 +26,7 @@ STEPS = 150  # decisions compared per seed
 
 
 def _sb3_env(seed: int):
-    import ale_py
-    import gymnasium as gym
-    from stable_baselines3.common.env_util import make_atari_env
-    from stable_baselines3.common.vec_env import VecFrameStack
-
-    gym.register_envs(ale_py)
-    env = make_atari_env(
-        ENV, n_envs=1, seed=seed, wrapper_kwargs={"terminal_on_life_loss": False, "clip_reward": False}
-    )
-    return VecFrameStack(env, n_stack=4)
+    return sb3_atari_env(ENV, seed)
 
 
 @pytest.fixture(scope="module", params=["PPO", "DQN"])
@@ -86,10 +85,6 @@ def test_v4_id_is_known_and_rtreport_protocol_keeps_its_files():
 
 def test_an_evaluation_epsilon_the_sb3_protocol_cannot_honour_is_refused(agent, tmp_path):
     """SB3's Atari evaluation is greedy: a run configuration's own ε is refused in one line, never dropped."""
-    from click.testing import CliRunner
-
-    from rtreport_cli.main import main
-
     _, path, _ = agent
     config = tmp_path / "run.toml"
     config.write_text("[policy]\nepsilon = 0.05\n")
@@ -101,3 +96,64 @@ def test_an_evaluation_epsilon_the_sb3_protocol_cannot_honour_is_refused(agent, 
         errors = [line for line in result.output.splitlines() if line.strip()]
         assert result.exit_code == 2 and len(errors) == 1, result.output
         assert "greedy (ε 0)" in errors[0] and "epsilon of 0.05" in errors[0] and not out.exists()
+
+
+@pytest.fixture(scope="module")
+def pong_run(tmp_path_factory):
+    """A PPO CnnPolicy trained on Pong the SB3 documentation's way (``make_atari_env(n_envs=1)`` +
+    ``VecFrameStack(n_stack=4)``) for a few hundred steps and saved as a ``.zip``; a real quick collect of it with
+    ONNX Runtime beside the reference, and a real build."""
+    import ale_py
+    import gymnasium as gym
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_atari_env
+    from stable_baselines3.common.vec_env import VecFrameStack
+
+    gym.register_envs(ale_py)
+    root = tmp_path_factory.mktemp("pong-run")
+    env = VecFrameStack(make_atari_env(ENV, n_envs=1, seed=0), n_stack=4)
+    PPO("CnnPolicy", env, seed=0, device="cpu", n_steps=64, batch_size=32, n_epochs=1).learn(256).save(
+        root / "ppo_pong.zip"
+    )
+    env.close()
+    out = collect(
+        root, "--rounds", "1", "--env", ENV, "--model", root / "ppo_pong.zip", runtimes=f"{REFERENCE},ort-cpu-fp32"
+    )
+    site = root / "site"
+    result = CliRunner().invoke(main, ["build", str(out), "--out", str(site)])
+    assert result.exit_code == 0, result.output
+    return PPO.load(root / "ppo_pong.zip", device="cpu"), out, site
+
+
+def test_a_pong_ppo_zip_collected_end_to_end_plays_as_sb3_evaluates(pong_run):
+    """The reference's games are SB3's deterministic evaluation of the same seeds through ``make_atari_env``: the
+    same return, the same number of steps and the same action at every step, on every seed the run played
+    (``--quick`` plays the first 150 decisions of each game, so SB3's game is cut there too); ONNX Runtime chooses
+    the reference's action on every fixed state and every decision of play; the file and both languages' machine
+    page say the SB3 protocol."""
+    model, out, site = pong_run
+    protocol = assert_plays_as_sb3(out, model, ENV, atari=True)
+    atari = protocol["atari"]
+    assert atari["preprocessing"] == "stable-baselines3" and atari["epsilon"] == 0.0
+    assert atari["sticky_action_probability"] == 0.0 and atari["noop_max"] == 30 and atari["fire_on_reset"] is True
+    assert protocol["outputs"] == "logits"
+    con = duckdb.connect(str(out), read_only=True)
+    try:
+        decisions, same = con.execute(
+            "SELECT sum(decisions), sum(same) FROM shadow WHERE runtime_id = 'ort-cpu-fp32'"
+        ).fetchone()
+        states = con.execute(
+            "SELECT r.action = c.action FROM state_q r JOIN state_q c USING (run_id, state_index) "
+            "WHERE r.runtime_id = ? AND c.runtime_id = 'ort-cpu-fp32'",
+            [REFERENCE],
+        ).fetchall()
+    finally:
+        con.close()
+    assert decisions == sum(steps for _, steps, _ in played(out)[0].values()) and same == decisions
+    assert len(states) == 8 and all(equal for (equal,) in states)
+    pages = {lang: html.unescape(page) for lang, page in machine_pages(site).items()}
+    for lang, page in pages.items():
+        t = Translator(lang)
+        said = t("atari_protocol_sb3", sticky="0", noops=30, fire=t("atari_fire_yes"))
+        assert said in page, (lang, said)
+    assert "up to 30 no-op starts" in pages["en"] and "開局最多 30 次 no-op" in pages["zh-tw"]

@@ -11,37 +11,13 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 
-import duckdb
 import gymnasium as gym
 import pytest
 import yaml
 from click.testing import CliRunner
 
 from rtreport_cli.main import main
-
-REFERENCE = "torch-cpu-fp32"
-
-
-def _collect(tmp_path, *args):
-    out = tmp_path / "run.duckdb"
-    result = CliRunner().invoke(
-        main,
-        [
-            "collect",
-            "--quick",
-            "--repeats",
-            "0",
-            "--runtimes",
-            REFERENCE,
-            "--out",
-            str(out),
-            "--artifacts",
-            str(tmp_path / "art"),
-            *map(str, args),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return out
+from sb3_play import REFERENCE, assert_plays_as_sb3, collect, machine_pages, played, sb3_returns
 
 
 def _refused(args) -> str:
@@ -50,70 +26,6 @@ def _refused(args) -> str:
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
     return lines[0]
-
-
-def _played(out):
-    """The reference's own episodes (seed -> (return, steps, step cap)) and the run's protocol."""
-    con = duckdb.connect(str(out), read_only=True)
-    try:
-        rows = con.execute(
-            "SELECT seed, score, steps, step_cap FROM episodes WHERE runtime_id = ? AND source IS NULL ORDER BY seed",
-            [REFERENCE],
-        ).fetchall()
-        protocol = json.loads(con.execute("SELECT protocol FROM runs").fetchone()[0])
-    finally:
-        con.close()
-    assert rows
-    return {seed: (score, steps, cap) for seed, score, steps, cap in rows}, protocol
-
-
-class _Return(gym.Wrapper):
-    """The environment's own reward summed in float64 (DummyVecEnv hands rewards on as float32); ``episode`` stays
-    after the reset DummyVecEnv makes at the episode's end."""
-
-    def reset(self, **kwargs):
-        self.total = 0.0
-        return self.env.reset(**kwargs)
-
-    def step(self, action):
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        self.total += float(reward)
-        self.episode = self.total
-        return obs, reward, terminated, truncated, info
-
-
-def _sb3_returns(model, env_id, seeds_caps, normalize=None, stack=0):
-    """SB3's deterministic evaluation, one DummyVecEnv episode per seed (``seed(s)`` then ``reset()``: the
-    environment's ``reset(seed=s)``, as rtreport seeds each episode), cut at the run's step cap."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecFrameStack, VecNormalize
-
-    out = {}
-    for seed, cap in seeds_caps.items():
-        venv = DummyVecEnv([lambda: _Return(gym.make(env_id))])
-        if normalize is not None:
-            venv = VecNormalize.load(str(normalize), venv)
-            venv.training, venv.norm_reward = False, False
-        if stack:
-            venv = VecFrameStack(venv, stack)
-        venv.seed(seed)
-        obs, steps = venv.reset(), 0
-        inner = venv.unwrapped.envs[0]
-        while True:
-            action, _ = model.predict(obs, deterministic=True)
-            obs, _, done, _ = venv.step(action)
-            steps += 1
-            if done[0] or (cap is not None and steps >= cap):
-                break
-        out[seed] = (inner.episode, steps)
-        venv.close()
-    return out
-
-
-def _assert_plays_as_sb3(out, model, env_id, normalize=None, stack=0):
-    played, protocol = _played(out)
-    sb3 = _sb3_returns(model, env_id, {s: cap for s, (_, _, cap) in played.items()}, normalize, stack)
-    assert {s: (score, steps) for s, (score, steps, _) in played.items()} == sb3
-    return protocol
 
 
 def _zoo_folder(root, algo, env_id, model, config, venv=None):
@@ -129,12 +41,6 @@ def _zoo_folder(root, algo, env_id, model, config, venv=None):
     args = OrderedDict([("algo", algo), ("env", env_id), ("env_kwargs", None), ("n_timesteps", -1), ("seed", 0)])
     (settings / "args.yml").write_text(yaml.dump(args))
     return run
-
-
-def _pages(site) -> dict:
-    return {
-        lang: next(p for p in (site / lang / "hardware").glob("*/index.html")).read_text() for lang in ("en", "zh-tw")
-    }
 
 
 @pytest.fixture(scope="module")
@@ -155,9 +61,9 @@ def cheetah(tmp_path_factory):
 
 def test_a_zoo_folder_with_vecnormalize_plays_as_sb3_evaluates_and_says_so(tmp_path, cheetah):
     run, model = cheetah
-    out = _collect(tmp_path, "--model", run)  # the environment from the folder's args.yml
+    out = collect(tmp_path, "--model", run)  # the environment from the folder's args.yml
     pkl = run / "HalfCheetah-v5" / "vecnormalize.pkl"
-    protocol = _assert_plays_as_sb3(out, model, "HalfCheetah-v5", normalize=pkl)
+    protocol = assert_plays_as_sb3(out, model, "HalfCheetah-v5", normalize=pkl)
     assert protocol["gym_id"] == "HalfCheetah-v5"
     from collect.agent.network import sha256_file
 
@@ -167,12 +73,12 @@ def test_a_zoo_folder_with_vecnormalize_plays_as_sb3_evaluates_and_says_so(tmp_p
     assert protocol["preprocessing"]["model_folder"]["layout"] == "rl-zoo"
     assert len(protocol["observation_normalization"]["mean"]) == 17
     # without its statistics the same policy plays other games: the normalisation is what made them equal
-    unnormalised = _sb3_returns(model, "HalfCheetah-v5", {s: cap for s, (_, _, cap) in _played(out)[0].items()})
-    assert unnormalised != {s: (score, steps) for s, (score, steps, _) in _played(out)[0].items()}
+    unnormalised = sb3_returns(model, "HalfCheetah-v5", {s: cap for s, (_, _, cap) in played(out)[0].items()})
+    assert unnormalised != {s: (score, steps) for s, (score, steps, _) in played(out)[0].items()}
     site = tmp_path / "site"
     result = CliRunner().invoke(main, ["build", str(out), "--out", str(site)])
     assert result.exit_code == 0, result.output
-    pages = _pages(site)
+    pages = machine_pages(site)
     short = norm["sha256"][:12]
     assert "Observations are normalised as in training" in pages["en"] and short in pages["en"]
     assert "found in the RL Zoo folder" in pages["en"] and "clipped to ±10" in pages["en"]
@@ -191,8 +97,8 @@ def test_a_zoo_folder_trained_with_normalisation_but_without_its_statistics_is_r
     assert "HalfCheetah-v5/config.yml: normalize: true says the model was trained on normalised observations" in line
     assert "--normalize FILE" in line
     # given by the flag instead, it is applied and said to come from there
-    out = _collect(tmp_path, "--model", copy, "--normalize", run / "HalfCheetah-v5" / "vecnormalize.pkl")
-    assert _played(out)[1]["preprocessing"]["normalization"]["source"] == "--normalize"
+    out = collect(tmp_path, "--model", copy, "--normalize", run / "HalfCheetah-v5" / "vecnormalize.pkl")
+    assert played(out)[1]["preprocessing"]["normalization"]["source"] == "--normalize"
     assert "--env Hopper-v5, but" in _refused(["--model", copy, "--env", "Hopper-v5"])
 
 
@@ -202,9 +108,34 @@ def test_a_cartpole_ppo_zoo_folder_plays_as_sb3_evaluates(tmp_path):
     model = PPO("MlpPolicy", "CartPole-v1", seed=0, n_steps=64, batch_size=64, policy_kwargs={"net_arch": [16]})
     model.learn(128)
     run = _zoo_folder(tmp_path, "ppo", "CartPole-v1", model, {"n_envs": 1, "policy": "MlpPolicy"})
-    out = _collect(tmp_path, "--model", run, "--env", "CartPole-v1")
-    protocol = _assert_plays_as_sb3(out, model, "CartPole-v1")
+    out = collect(tmp_path, "--model", run, "--env", "CartPole-v1")
+    protocol = assert_plays_as_sb3(out, model, "CartPole-v1")
     assert protocol["preprocessing"]["normalization"] == {"applied": False, "reason": "none found"}
+
+
+def test_whole_cartpole_episodes_play_as_sb3_evaluates_them(tmp_path, monkeypatch):
+    """``--quick`` cuts every game at 150 decisions, so the tests above compare the first 150 steps of each
+    episode. Here the quick profile plays whole episodes, and a PPO whose greedy action follows the pole's angular
+    velocity (its action head set by hand: logits ±10·θ̇) keeps the pole up for more than 150 steps and then lets
+    it fall: SB3's return over the whole episode equals rtreport's, as does the episode's length."""
+    from dataclasses import replace
+
+    import torch
+    from stable_baselines3 import PPO
+
+    from collect import collect_command
+
+    monkeypatch.setattr(collect_command, "QUICK", replace(collect_command.QUICK, episode_step_cap=None))
+    model = PPO("MlpPolicy", "CartPole-v1", seed=0, n_steps=64, batch_size=64, policy_kwargs={"net_arch": []})
+    with torch.no_grad():
+        model.policy.action_net.weight.copy_(torch.tensor([[0.0, 0.0, 0.0, -10.0], [0.0, 0.0, 0.0, 10.0]]))
+        model.policy.action_net.bias.zero_()
+    model.save(tmp_path / "ppo.zip")
+    out = collect(tmp_path, "--env", "CartPole-v1", "--model", tmp_path / "ppo.zip")
+    assert_plays_as_sb3(out, PPO.load(tmp_path / "ppo.zip", device="cpu"), "CartPole-v1")
+    games = played(out)[0].values()
+    assert all(cap is None for _, _, cap in games)  # whole episodes, none cut by the run
+    assert all(150 < steps < 500 for _, steps, _ in games)  # longer than --quick's cap, ended by the pole's fall
 
 
 def test_a_pendulum_sac_hugging_face_folder_plays_as_sb3_evaluates(tmp_path):
@@ -222,8 +153,8 @@ def test_a_pendulum_sac_hugging_face_folder_plays_as_sb3_evaluates(tmp_path):
         "    dataset:\n      name: Pendulum-v1\n      type: Pendulum-v1\n---\n\n"
         "# **SAC** Agent playing **Pendulum-v1**\n"
     )
-    out = _collect(tmp_path, "--model", hub)
-    protocol = _assert_plays_as_sb3(out, model, "Pendulum-v1")
+    out = collect(tmp_path, "--model", hub)
+    protocol = assert_plays_as_sb3(out, model, "Pendulum-v1")
     folder = protocol["preprocessing"]["model_folder"]
     assert folder["layout"] == "hugging-face" and folder["env_id_from"] == "README.md"
     assert folder["model_file"] == "sac-Pendulum-v1.zip"
@@ -322,13 +253,13 @@ def test_a_zoo_frame_stack_after_vecnormalize_is_played_as_vecframestack_stacks(
             assert terminated or truncated
             sb3.seed(6)
             theirs, (mine, _) = sb3.reset(), ours.reset(seed=6)
-    out = _collect(tmp_path, "--model", run)
-    protocol = _assert_plays_as_sb3(out, model, "CartPole-v1", normalize=pkl, stack=3)
+    out = collect(tmp_path, "--model", run)
+    protocol = assert_plays_as_sb3(out, model, "CartPole-v1", normalize=pkl, stack=3)
     assert protocol["frame_stack"] == 3 and protocol["preprocessing"]["model_folder"]["frame_stack"] == 3
     site = tmp_path / "site"
     result = CliRunner().invoke(main, ["build", str(out), "--out", str(site)])
     assert result.exit_code == 0, result.output
-    pages = _pages(site)
+    pages = machine_pages(site)
     assert "sees the last 3 observations, oldest first" in pages["en"]
     assert "最近 3 個觀測值" in pages["zh-tw"]
 
@@ -407,8 +338,8 @@ def test_a_hugging_face_folder_with_vec_normalize_plays_as_sb3_evaluates(tmp_pat
     model.save(hub / "ppo-CartPole-v1.zip")
     venv.save(hub / "vec_normalize.pkl")
     (hub / "env_kwargs.yml").write_text("{}\n")
-    out = _collect(tmp_path, "--model", hub)
-    protocol = _assert_plays_as_sb3(out, model, "CartPole-v1", normalize=hub / "vec_normalize.pkl")
+    out = collect(tmp_path, "--model", hub)
+    protocol = assert_plays_as_sb3(out, model, "CartPole-v1", normalize=hub / "vec_normalize.pkl")
     prep = protocol["preprocessing"]
     assert prep["model_folder"]["env_id_from"] == "ppo-CartPole-v1.zip"
     assert prep["normalization"]["source"] == "hugging-face folder" and prep["normalization"]["applied"]
