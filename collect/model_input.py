@@ -85,6 +85,12 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
     elif _is_torchscript(path):
         source = _load_torchscript(path, task)
     else:
+        if _is_cut_zip(path):  # a TorchScript module or a torch.save file cut short: its zip directory is gone
+            again = SAVE_HINT if task.family == "atari" else "save it again with torch.jit.save"
+            raise UserError(
+                f"{path} is damaged or truncated: a zip archive whose end is missing (torch.jit.save and "
+                f"torch.save write zip archives); copy it again from where it was saved, or {again}"
+            )
         if task.family != "atari":
             head = _head(path)
             if not head or _is_text(head):
@@ -116,6 +122,12 @@ def _zip_is_whole(path: Path) -> bool:
     from .sb3_model import zip_is_whole
 
     return zip_is_whole(path)
+
+
+def _is_cut_zip(path: Path) -> bool:
+    """A file that begins as a zip archive but lacks the zip's end (truncated in a copy or a download)."""
+    head = _head(path, 4)
+    return head == b"PK\x03\x04" and not _zip_is_whole(path)
 
 
 def _is_torch_archive(path: Path) -> bool:
