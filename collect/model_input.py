@@ -252,8 +252,8 @@ def _load_torch(path: Path) -> ModelSource:
 
 
 # where common checkpoints keep the weights: a training loop's {"model_state_dict": …, "optimizer_state_dict": …},
-# Lightning's and others' {"state_dict": …}, {"model": …}
-STATE_DICT_KEYS = ("model_state_dict", "state_dict", "model", "net", "network", "q_network")
+# Lightning's and others' {"state_dict": …}, {"model": …}, and any of them inside {"checkpoint": …}
+STATE_DICT_KEYS = ("model_state_dict", "state_dict", "model", "net", "network", "q_network", "checkpoint")
 # what wrappers put before every key: DataParallel / DistributedDataParallel, torch.compile
 KEY_PREFIXES = ("module.", "_orig_mod.")
 
