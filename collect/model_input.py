@@ -295,10 +295,12 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
         model = onnx.load(str(path))
         onnx.checker.check_model(model)
     except Exception as e:
-        raise UserError(
-            f"cannot read {path} as an ONNX model (damaged, truncated or not ONNX): "
-            f"{type(e).__name__}: {_first_line(e)}"
-        ) from None
+        why = (  # protobuf's own text names its message classes; say what it means
+            "its bytes do not parse as an ONNX protobuf"
+            if type(e).__name__ == "DecodeError"
+            else f"{type(e).__name__}: {_first_line(e)}"
+        )
+        raise UserError(f"cannot read {path} as an ONNX model (damaged, truncated or not ONNX): {why}") from None
     inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     if len(inputs) != 1 or len(model.graph.output) != 1:
         raise UserError(f"{path}: expected one input and one output, found {len(inputs)} and {len(model.graph.output)}")
