@@ -91,6 +91,11 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
                 f"{path} is damaged or truncated: a zip archive whose end is missing (torch.jit.save and "
                 f"torch.save write zip archives); copy it again from where it was saved, or {again}"
             )
+        really = _named_otherwise(path)
+        if really:  # the format is taken from the name: say which name the file needs
+            raise UserError(
+                f"{path} is {really[0]}, named {suffix or 'without a suffix'}: rename it to end in {really[1]}"
+            )
         if task.family != "atari":
             head = _head(path)
             if not head or _is_text(head):
@@ -122,6 +127,27 @@ def _zip_is_whole(path: Path) -> bool:
     from .sb3_model import zip_is_whole
 
     return zip_is_whole(path)
+
+
+def _named_otherwise(path: Path) -> tuple[str, str] | None:
+    """(what the file is, the suffix it needs) for a Stable-Baselines3 save or an ONNX model under another name."""
+    head = _head(path, 4)
+    if head == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = set(z.namelist())
+        except (zipfile.BadZipFile, OSError):
+            return None
+        return ("a Stable-Baselines3 save", ".zip") if {"data", "policy.pth"} <= names else None
+    if not head.startswith(b"\x08"):  # an ONNX ModelProto begins with its ir_version field
+        return None
+    try:
+        import onnx
+
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:
+        return None
+    return ("an ONNX model", ".onnx") if model.graph.node else None
 
 
 def _is_cut_zip(path: Path) -> bool:
