@@ -17,6 +17,7 @@ import torch
 from rtreport.errors import UserError
 
 from .agent.network import QNetwork, export_onnx, export_policy_onnx, sha256_file
+from .model_kind import is_cut_zip, named_otherwise
 from .task import BREAKOUT, Task
 
 
@@ -85,13 +86,13 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
     elif _is_torchscript(path):
         source = _load_torchscript(path, task)
     else:
-        if _is_cut_zip(path):  # a TorchScript module or a torch.save file cut short: its zip directory is gone
+        if is_cut_zip(path):  # a TorchScript module or a torch.save file cut short: its zip directory is gone
             again = SAVE_HINT if task.family == "atari" else "save it again with torch.jit.save"
             raise UserError(
                 f"{path} is damaged or truncated: a zip archive whose end is missing (torch.jit.save and "
                 f"torch.save write zip archives); copy it again from where it was saved, or {again}"
             )
-        really = _named_otherwise(path)
+        really = named_otherwise(path)
         if really:  # the format is taken from the name: say which name the file needs
             raise UserError(
                 f"{path} is {really[0]}, named {suffix or 'without a suffix'}: rename it to end in {really[1]}"
@@ -127,33 +128,6 @@ def _zip_is_whole(path: Path) -> bool:
     from .sb3_model import zip_is_whole
 
     return zip_is_whole(path)
-
-
-def _named_otherwise(path: Path) -> tuple[str, str] | None:
-    """(what the file is, the suffix it needs) for a Stable-Baselines3 save or an ONNX model under another name."""
-    head = _head(path, 4)
-    if head == b"PK\x03\x04":
-        try:
-            with zipfile.ZipFile(path) as z:
-                names = set(z.namelist())
-        except (zipfile.BadZipFile, OSError):
-            return None
-        return ("a Stable-Baselines3 save", ".zip") if {"data", "policy.pth"} <= names else None
-    if not head.startswith(b"\x08"):  # an ONNX ModelProto begins with its ir_version field
-        return None
-    try:
-        import onnx
-
-        model = onnx.load(str(path), load_external_data=False)
-    except Exception:
-        return None
-    return ("an ONNX model", ".onnx") if model.graph.node else None
-
-
-def _is_cut_zip(path: Path) -> bool:
-    """A file that begins as a zip archive but lacks the zip's end (truncated in a copy or a download)."""
-    head = _head(path, 4)
-    return head == b"PK\x03\x04" and not _zip_is_whole(path)
 
 
 def _is_torch_archive(path: Path) -> bool:
