@@ -149,10 +149,13 @@ def run_collect(o: CollectOptions) -> int:
             or o.runtime_list
             or o.overwrite
             or o.repeats is not None
+            or o.env_id is not None
+            or o.config is not None
+            or o.normalize is not None
         ):
             raise UserError(
                 "--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "
-                "--runtimes, --repeats or --overwrite"
+                "--runtimes, --repeats, --overwrite, --env, --config or --normalize"
             )
         from .repeat import run_repeat
 
