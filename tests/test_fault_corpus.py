@@ -130,11 +130,11 @@ class _Pair(torch.nn.Module):
         return x[:, :2], x[:, 2:]
 
 
-def _onnx(out_shape: tuple, in_shape: tuple = (4,), dtype=None, name: str = "bad.onnx", inputs: int = 1):
-    """A one-node ONNX model: (N, *in_shape) of ``dtype`` (float32) in, reshaped to (N, *out_shape) out."""
+def _onnx(out_shape: tuple, in_shape=(4,), dtype=None, name="bad.onnx", inputs=1, declared=True):
+    """A one-node ONNX model: (N, *in_shape) of ``dtype`` (float32) in, reshaped to (N, *out_shape) out (its sizes
+    symbolic unless ``declared``)."""
 
     def damage(w: Path):
-        import numpy as np
         import onnx
         from onnx import TensorProto, helper
 
@@ -142,12 +142,13 @@ def _onnx(out_shape: tuple, in_shape: tuple = (4,), dtype=None, name: str = "bad
         ins = [helper.make_tensor_value_info(f"x{i}", elem, ["N", *in_shape]) for i in range(inputs)]
         shape = helper.make_tensor("shape", TensorProto.INT64, [1 + len(out_shape)], [-1, *out_shape])
         nodes = [helper.make_node("Reshape", ["x0", "shape"], ["y"])]
-        out = helper.make_tensor_value_info("y", elem, ["N", *out_shape])
+        out = helper.make_tensor_value_info(
+            "y", elem, ["N", *(out_shape if declared else [f"d{i}" for i in out_shape])]
+        )
         graph = helper.make_graph(nodes, "g", ins, [out], initializer=[shape])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
         model.ir_version = 8
         onnx.save(model, str(w / name))
-        assert np  # numpy is what onnx's helpers build on
 
     return damage
 
@@ -268,6 +269,18 @@ OPTIONS = [
     Case("collect-runtimes-swallows-option", collect("--runtimes", "--quick"), _none, 2, r"not '--quick'"),
     Case("collect-unknown-runtime", with_model(MODEL, "--runtimes", "nope"), _none, 2, r"unknown runtime nope; known"),
     Case("collect-empty-runtimes", with_model(MODEL, "--runtimes", ","), _none, 2, r"unknown runtime \(none given\)"),
+    Case("collect-label-two-lines", collect("--quick", "--label", "lab\nbox"), _none, 2, r"--label"),
+    Case("collect-play-slots-0", collect("--play-slots", "0"), _none, 2, r"--play-slots': 0 is not in the range"),
+    Case(
+        "resume-missing-file",
+        ["collect", "--resume", "gone.duckdb"],
+        _none,
+        2,
+        r"^Error: --resume gone\.duckdb: no such file",
+    ),
+    Case("resume-a-folder", ["collect", "--resume", "d"], _folder("d"), 2, r"^Error: --resume d: a folder, not a run"),
+    Case("repeat-missing-file", ["collect", "--repeat", "gone.duckdb"], _none, 2, r"gone\.duckdb"),
+    Case("build-a-text-input", ["build", "n.txt", "--out", SITE], _write("n.txt", "x"), 2, r"n\.txt", needs=B),
     Case("collect-empty-label", collect("--quick", "--label", ""), _none, 2, r"--label is empty"),
     Case("collect-device-form", collect("--device", "gpu0"), _none, 2, r"--device must look like cuda:0, not 'gpu0'"),
     Case("collect-device-absent", collect("--device", "cuda:64"), _none, 2, r"--device cuda:64 is not on this machine"),
@@ -412,6 +425,20 @@ MODELS = [
     Case("onnx-output-4-actions", with_model("bad.onnx"), _onnx((4,)), 2, r"has 4 outputs, but CartPole-v1 has 2"),
     Case("onnx-input-shape", with_model("bad.onnx"), _onnx((2,), (5,)), 2, r"input must be .*found float32 \(N, 5\)"),
     Case("onnx-input-dtype", with_model("bad.onnx"), _onnx((2,), dtype=11), 2, r"input must be .*found float64"),
+    Case(
+        "onnx-fails-to-run",
+        with_model("bad.onnx"),
+        _onnx((3,), declared=False),
+        2,
+        r"^Error: bad\.onnx: ONNX Runtime cannot run the model on one observation: ",
+    ),
+    Case(
+        "onnx-undeclared-output-1d",
+        with_model("bad.onnx"),
+        _onnx((), declared=False),
+        2,
+        r"the output must be \(N, A\)",
+    ),
     Case("onnx-two-inputs", with_model("bad.onnx"), _onnx((2,), inputs=2), 2, r"expected one input and one output"),
 ]
 
@@ -614,6 +641,14 @@ GATES = [
         _gates(lambda t: re.sub(r"(?m)^min_measurements = .*$", "min_measurements = -1", t)),
         2,
         r"gates file g\.toml: .*min_measurements.*-1",
+        needs=B,
+    ),
+    Case(
+        "gates-date-not-a-date",
+        GB,
+        _gates(lambda t: t.replace("rule_written = 2026-12-03", 'rule_written = "soon"')),
+        2,
+        r"gates file g\.toml: .*rule_written",
         needs=B,
     ),
     Case(
