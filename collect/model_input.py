@@ -17,7 +17,7 @@ import torch
 from rtreport.errors import UserError
 
 from .agent.network import QNetwork, export_onnx, export_policy_onnx, sha256_file
-from .model_kind import is_cut_zip, named_otherwise
+from .model_kind import is_cut_zip, named_otherwise, onnx_output_shape
 from .task import BREAKOUT, Task
 
 
@@ -318,7 +318,7 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
     out_dims = [
         d.dim_value if d.HasField("dim_value") else None for d in model.graph.output[0].type.tensor_type.shape.dim
     ]
-    shape = out_dims if out_dims and out_dims[-1] else _output_shape_by_running(path, task)
+    shape = out_dims if out_dims and out_dims[-1] else onnx_output_shape(path, task.observation)
     if len(shape) != 2:
         shown = ", ".join("N" if i == 0 else str(d if d is not None else "?") for i, d in enumerate(shape))
         raise UserError(
@@ -326,19 +326,6 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
             f"is ({shown}): squeeze or reshape it before exporting"
         )
     return ModelSource(path, "onnx", sha256_file(path), int(shape[-1]))
-
-
-def _output_shape_by_running(path: Path, task: Task) -> list:
-    import numpy as np
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    example = np.zeros((1, *task.observation.shape), task.observation.dtype)
-    try:
-        out = session.run(None, {session.get_inputs()[0].name: example})[0]
-    except Exception as e:
-        raise UserError(f"{path}: ONNX Runtime cannot run the model on one observation: {_first_line(e)}") from None
-    return list(getattr(out, "shape", ()))
 
 
 def _head(path: Path, n: int = 512) -> bytes:
