@@ -10,8 +10,10 @@ import fnmatch
 import hashlib
 import re
 import shutil
+import subprocess
+import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -225,6 +227,7 @@ class Case:
     env: dict = field(default_factory=dict)  # environment variables for the case ({w} is the case's folder)
     changes: tuple = ()  # files (relative globs) the command may write or change
     xfail: str | None = None
+    process: bool = False  # run as its own process: what the C++ libraries write to stderr is seen too
 
 
 CP = ["--env", "CartPole-v1"]
@@ -430,7 +433,8 @@ MODELS = [
         with_model("bad.onnx"),
         _onnx((3,), declared=False),
         2,
-        r"^Error: bad\.onnx: ONNX Runtime cannot run the model on one observation: ",
+        r"^Error: bad\.onnx: ONNX Runtime cannot run the model on one observation: its Reshape node fails: .*The "
+        r"input tensor cannot be reshaped to the requested shape",
     ),
     Case(
         "onnx-undeclared-output-1d",
@@ -808,6 +812,9 @@ ENVS = [
 ]
 
 CASES = OPTIONS + MODELS + STATE_DICTS + SB3 + CONFIGS + GATES + RUN_FILES + OUTPUTS + ENVS
+# a few again as processes of their own: ONNX Runtime's and PyTorch's C++ code writes to stderr behind Python's back
+AS_PROCESSES = ("onnx-fails-to-run", "torchscript-wrong-input", "sb3-policy-garbage", "build-newer-schema")
+CASES += [replace(c, id=f"{c.id}-as-a-process", process=True) for c in CASES if c.id in AS_PROCESSES]
 
 
 def _digests(folder: Path) -> dict:
@@ -816,6 +823,25 @@ def _digests(folder: Path) -> dict:
         for p in sorted(folder.rglob("*"))
         if p.is_file() and not p.is_symlink()
     }
+
+
+def _in_process(args):
+    return CliRunner().invoke(main, args, prog_name="rtreport")
+
+
+@dataclass
+class _Ran:
+    exit_code: int
+    stdout: str
+    stderr: str
+    exception: None = None
+
+
+def _as_process(args):
+    """The command as the ``rtreport`` script runs it, in a process of its own."""
+    code = "import sys; from rtreport_cli.main import main; main(sys.argv[1:], prog_name='rtreport')"
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+    return _Ran(done.returncode, done.stdout, done.stderr)
 
 
 def _params():
@@ -842,7 +868,7 @@ def test_fault(case: Case, made: Path, tmp_path: Path, monkeypatch):
     before = _digests(w)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = CliRunner().invoke(main, case.args, prog_name="rtreport")
+        result = _in_process(case.args) if not case.process else _as_process(case.args)
     said = result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         f"{type(result.exception).__name__}: {result.exception}\n{said}"
