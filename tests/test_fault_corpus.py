@@ -811,7 +811,86 @@ ENVS = [
     ),
 ]
 
-CASES = OPTIONS + MODELS + STATE_DICTS + SB3 + CONFIGS + GATES + RUN_FILES + OUTPUTS + ENVS
+MORE = [
+    # a log beside the file that is not its own is not replayed, and left as it is
+    Case("check-stray-wal", ["check", RUN], _write(RUN + ".wal", b"garbage" * 300), 0, ""),
+    Case("build-stray-wal", build(), _write(RUN + ".wal", b"garbage" * 300), 0, "", needs=B, changes=("site/*",)),
+    Case(
+        "build-base-url",
+        build("--base-url", "notaurl"),
+        _none,
+        2,
+        r"^Error: --base-url must be an http\(s\) URL such as https://example\.org/rtreport/, not 'notaurl'$",
+        needs=B,
+    ),
+    Case(
+        "build-same-run-twice",
+        ["build", RUN, RUN, "--out", SITE],
+        _none,
+        2,
+        r"^Error: the same run \(\w+\) is given twice: run\.duckdb and run\.duckdb; give it once$",
+        needs=B,
+    ),
+    Case(
+        "build-out-foreign-folder",
+        ["build", RUN, "--out", "own"],
+        _both(_folder("own"), _write("own/a.txt", "x")),
+        2,
+        r"^Error: --out own is not empty and was not built by rtreport; choose an empty folder$",
+    ),
+    Case(
+        "normalize-garbage",
+        with_model(MODEL, "--normalize", "v.pkl"),
+        _write("v.pkl", b"garbage"),
+        2,
+        r"^Error: v\.pkl is not a saved VecNormalize of Stable-Baselines3 \(UnpicklingError: ",
+    ),
+    Case(
+        "normalize-missing",
+        with_model(MODEL, "--normalize", "v.pkl"),
+        _none,
+        2,
+        r"^Error: observation normalisation not found: v\.pkl$",
+    ),
+    Case(
+        "state-dict-named-zip-for-cartpole",
+        with_model("s.zip"),
+        _state(lambda sd: sd, "s.zip"),
+        2,
+        r"s\.zip: for CartPole-v1, give a TorchScript module",
+    ),
+    Case(
+        "config-normalize-not-a-file",
+        CFG,
+        _toml("run.toml", '[env]\nnormalize_observations = "yes"\n'),
+        2,
+        r"^Error: run\.toml: observation normalisation not found: yes$",
+    ),
+    Case(
+        "gates-number-as-text",
+        GB,
+        _gates(lambda t: t.replace("min_reduction = 0.10", 'min_reduction = "0.10"')),
+        2,
+        r"\[faster\] min_reduction must be a number, not '0\.10'",
+        needs=B,
+    ),
+    Case(
+        "gates-reduction-of-1",
+        GB,
+        _gates(lambda t: t.replace("min_reduction = 0.10", "min_reduction = 1.0")),
+        2,
+        r"\[faster\] min_reduction must be a number from 0 to 1 \(not included\), not 1\.0",
+        needs=B,
+    ),
+    Case(
+        "model-folder-of-nothing",
+        with_model("z"),
+        _both(_folder("z"), _write("z/config.yml", "")),
+        2,
+        r"^Error: z: expected one model \.zip in this Hugging Face folder, found no \.zip$",
+    ),
+]
+CASES = OPTIONS + MODELS + STATE_DICTS + SB3 + CONFIGS + GATES + RUN_FILES + OUTPUTS + ENVS + MORE
 # a few again as processes of their own: ONNX Runtime's and PyTorch's C++ code writes to stderr behind Python's back
 AS_PROCESSES = ("onnx-fails-to-run", "torchscript-wrong-input", "sb3-policy-garbage", "build-newer-schema")
 CASES += [replace(c, id=f"{c.id}-as-a-process", process=True) for c in CASES if c.id in AS_PROCESSES]
