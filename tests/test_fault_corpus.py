@@ -208,6 +208,26 @@ def _folder(name: str):
     return damage
 
 
+MOUNTED: list[Path] = []  # read-only folders a case mounted, unmounted as it ends
+
+
+def _read_only(*names: str):
+    """Folder ``ro`` a read-only file system (a tmpfs mounted again read-only) holding copies of ``names``; without the
+    right to mount, the case is skipped."""
+
+    def damage(w: Path):
+        ro = w / "ro"
+        ro.mkdir()
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(ro)], capture_output=True).returncode:
+            pytest.skip("cannot mount a tmpfs here (needs root): the read-only folder cases are not run")
+        MOUNTED.append(ro)
+        for name in names:
+            shutil.copyfile(w / name, ro / name)
+        subprocess.run(["mount", "-o", "remount,ro", str(ro)], check=True, capture_output=True)
+
+    return damage
+
+
 def _none(w: Path):
     pass
 
@@ -812,6 +832,44 @@ ENVS = [
 ]
 
 MORE = [
+    Case("check-in-a-read-only-folder", ["check", "ro/run.duckdb"], _read_only(RUN), 0, ""),
+    Case(
+        "build-from-a-read-only-folder",
+        ["build", "ro/run.duckdb", "--out", SITE],
+        _read_only(RUN),
+        0,
+        "",
+        needs=B,
+        changes=("site/*",),
+    ),
+    Case(
+        "build-out-in-a-read-only-folder",
+        ["build", RUN, "--out", "ro/site"],
+        _read_only(),
+        2,
+        r"^Error: cannot write --out ro/site: folder ro takes no new folder \(Read-only file system\)$",
+    ),
+    Case(
+        "collect-out-in-a-read-only-folder",
+        with_model(MODEL, "--out", "ro/x.duckdb"),
+        _read_only(),
+        2,
+        r"^Error: cannot write ro/x\.duckdb: folder ro is not writable",
+    ),
+    Case(
+        "resume-in-a-read-only-folder",
+        resume()[:2] + ["ro/run.duckdb"] + resume()[3:],
+        _read_only(RUN),
+        2,
+        r"^Error: cannot write ro/run\.duckdb: folder ro is not writable$",
+    ),
+    Case(
+        "repeat-in-a-read-only-folder",
+        repeat()[:2] + ["ro/run.duckdb"] + repeat()[3:],
+        _read_only(RUN),
+        2,
+        r"^Error: cannot write ro/run\.duckdb: folder ro is not writable$",
+    ),
     # a log beside the file that is not its own is not replayed, and left as it is
     Case("check-stray-wal", ["check", RUN], _write(RUN + ".wal", b"garbage" * 300), 0, ""),
     Case("build-stray-wal", build(), _write(RUN + ".wal", b"garbage" * 300), 0, "", needs=B, changes=("site/*",)),
@@ -940,6 +998,14 @@ def test_fault(case: Case, made: Path, tmp_path: Path, monkeypatch):
     w.mkdir()
     for name in case.needs:
         (shutil.copytree if (made / name).is_dir() else shutil.copyfile)(made / name, w / name)
+    try:
+        _run_case(case, made, w, monkeypatch)
+    finally:
+        while MOUNTED:
+            subprocess.run(["umount", "-l", str(MOUNTED.pop())], capture_output=True)
+
+
+def _run_case(case: Case, made: Path, w: Path, monkeypatch):
     case.damage(w)
     monkeypatch.chdir(w)
     for key, value in case.env.items():
