@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -955,10 +956,16 @@ CASES += [replace(c, id=f"{c.id}-as-a-process", process=True) for c in CASES if 
 
 
 def _digests(folder: Path) -> dict:
+    """Every file's sha256 and every folder, links as what they point to, under ``folder``."""
     return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        str(p.relative_to(folder)): (
+            f"-> {os.readlink(p)}"
+            if p.is_symlink()
+            else "folder"
+            if p.is_dir()
+            else hashlib.sha256(p.read_bytes()).hexdigest()
+        )
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and not p.is_symlink()
     }
 
 
