@@ -725,6 +725,21 @@ RUN_FILES += [
         changes=("site/*",),
     ),
     Case(
+        "resume-without-model",
+        ["collect", "--resume", RUN, "--artifacts", "art"],
+        _none,
+        2,
+        r"^Error: --resume run\.duckdb: the run measured a model of your own \(torchscript, sha256 \w+\) on "
+        r"CartPole-v1; give it again with --model$",
+    ),
+    Case(
+        "repeat-without-model",
+        ["collect", "--repeat", RUN, "--artifacts", "art"],
+        _none,
+        2,
+        r"^Error: --repeat run\.duckdb: the run measured a model of your own \(torchscript, sha256 \w+\) on ",
+    ),
+    Case(
         "resume-another-model",
         ["collect", "--resume", RUN, "--model", "other.pt", "--artifacts", "art"],
         _script(torch.nn.Linear(4, 2), "other.pt"),
