@@ -118,7 +118,7 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
             )
         raise UserError(
             f"{path}: the model has {source.num_actions} outputs, but {task.name} has {task.num_actions} "
-            f"{'action dimensions' if task.continuous else 'actions'} "
+            f"{'action dimension' if task.continuous else 'action'}{'s' * (task.num_actions != 1)} "
             f"(expected outputs (N, {task.num_actions}))"
         )
     return source
