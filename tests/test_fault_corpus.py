@@ -810,6 +810,28 @@ OUTPUTS = [
 
 ENVS = [
     Case(
+        "env-continuous-wrong-outputs",
+        ["collect", "--env", "Pendulum-v1", "--model", "p3.pt", *TINY],
+        _script(torch.nn.Linear(3, 2), "p3.pt"),
+        2,
+        r"^Error: p3\.pt: the model has 2 outputs, but Pendulum-v1 has 1 action dimension "
+        r"\(expected outputs \(N, 1\)\)$",
+    ),
+    Case(
+        "env-atari-with-an-mlp",
+        ["collect", "--env", "ALE/Pong-v5", "--model", MODEL, *TINY],
+        _none,
+        2,
+        r"mlp\.pt: the model does not take .*Pong.*observations",
+    ),
+    Case(
+        "env-id-with-spaces",
+        ["collect", "--env", "Cart Pole", "--model", MODEL, *TINY],
+        _none,
+        2,
+        r"^Error: unknown or unusable environment 'Cart Pole': Malformed environment ID",
+    ),
+    Case(
         "env-unknown",
         ["collect", "--env", "NoSuchTask-v0", "--model", MODEL, *TINY],
         _none,
