@@ -149,10 +149,13 @@ def run_collect(o: CollectOptions) -> int:
             or o.runtime_list
             or o.overwrite
             or o.repeats is not None
+            or o.env_id is not None
+            or o.config is not None
+            or o.normalize is not None
         ):
             raise UserError(
                 "--repeat adds to the file's own run: it takes no --resume, --out, --label, --quick, "
-                "--runtimes, --repeats or --overwrite"
+                "--runtimes, --repeats, --overwrite, --env, --config or --normalize"
             )
         from .repeat import run_repeat
 
@@ -181,7 +184,9 @@ def run_collect(o: CollectOptions) -> int:
         source = resume_run.find_source(Path(o.resume))  # the file, or the partial a killed run left for it
         stored = resume_run.read_run(source)  # its rows verified against their checksums, or refused
         resume_run.check_same_kind(stored, provenance.kind(cuda_index), "--resume", source)
-        model = load_model(o.model_path or paths.AGENT_WEIGHTS, tasks.from_protocol(stored.get("protocol")))
+        task = tasks.from_protocol(stored.get("protocol"))
+        resume_run.model_given(stored, o.model_path, task, "--resume", source)
+        model = load_model(o.model_path or paths.AGENT_WEIGHTS, task)
         resume_run.check_same_run(stored, model)
         label, out, overwrite = stored["label"], Path(o.resume), True
         requested = stored["settings"].get("runtimes_requested", [])

@@ -17,7 +17,9 @@ import torch
 from rtreport.errors import UserError
 
 from .agent.network import QNetwork, export_onnx, export_policy_onnx, sha256_file
+from .checkpoint import keys_found, unwrap_state_dict
 from .fixed_batch import REEXPORT, takes_a_batch
+from .model_kind import is_cut_zip, named_otherwise, onnx_output_shape
 from .task import BREAKOUT, Task
 
 
@@ -89,6 +91,17 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
     elif _is_torchscript(path):
         source = _load_torchscript(path, task)
     else:
+        if is_cut_zip(path):  # a TorchScript module or a torch.save file cut short: its zip directory is gone
+            again = SAVE_HINT if task.family == "atari" else "save it again with torch.jit.save"
+            raise UserError(
+                f"{path} is damaged or truncated: a zip archive whose end is missing (torch.jit.save and "
+                f"torch.save write zip archives); copy it again from where it was saved, or {again}"
+            )
+        really = named_otherwise(path)
+        if really:  # the format is taken from the name: say which name the file needs
+            raise UserError(
+                f"{path} is {really[0]}, named {suffix or 'without a suffix'}: rename it to end in {really[1]}"
+            )
         if task.family != "atari":
             head = _head(path)
             if not head or _is_text(head):
@@ -110,7 +123,7 @@ def load_model(path: Path, task: Task | None = None) -> ModelSource:
             )
         raise UserError(
             f"{path}: the model has {source.num_actions} outputs, but {task.name} has {task.num_actions} "
-            f"{'action dimensions' if task.continuous else 'actions'} "
+            f"{'action dimension' if task.continuous else 'action'}{'s' * (task.num_actions != 1)} "
             f"(expected outputs (N, {task.num_actions}))"
         )
     return source
@@ -234,7 +247,7 @@ def _load_torch(path: Path) -> ModelSource:
     if not isinstance(obj, dict) or "network.0.weight" not in obj or "network.13.weight" not in obj:
         raise UserError(
             f"{path} is not a state dict of rtreport's Q-network (expected keys network.0.weight … "
-            f"network.13.weight; found {_keys_found(obj)})"
+            f"network.13.weight; found {keys_found(obj)})"
         )
     if obj["network.0.weight"].shape[1] != OBSERVATION_SHAPE[0]:
         raise UserError(
@@ -251,41 +264,6 @@ def _load_torch(path: Path) -> ModelSource:
     return ModelSource(path, "pytorch", sha256_file(path), num_actions, obj)
 
 
-# where common checkpoints keep the weights: a training loop's {"model_state_dict": …, "optimizer_state_dict": …},
-# Lightning's and others' {"state_dict": …}, {"model": …}
-STATE_DICT_KEYS = ("model_state_dict", "state_dict", "model", "net", "network", "q_network")
-# what wrappers put before every key: DataParallel / DistributedDataParallel, torch.compile
-KEY_PREFIXES = ("module.", "_orig_mod.")
-
-
-def unwrap_state_dict(obj):
-    """The state dict inside a checkpoint of any common layout (``STATE_DICT_KEYS``), its keys without the prefixes
-    of DataParallel, DDP or torch.compile (``KEY_PREFIXES``); anything else as it is."""
-    for _ in range(3):  # {"checkpoint": {"state_dict": …}} at most this deep
-        if not isinstance(obj, dict) or any(hasattr(v, "shape") for v in obj.values()):
-            break
-        inner = next((obj[k] for k in STATE_DICT_KEYS if isinstance(obj.get(k), dict)), None)
-        if inner is None:
-            break
-        obj = inner
-    if not isinstance(obj, dict) or not obj or not all(isinstance(k, str) for k in obj):
-        return obj
-    while True:
-        prefix = next((p for p in KEY_PREFIXES if all(k.startswith(p) for k in obj)), None)
-        if prefix is None:
-            return obj
-        obj = {k[len(prefix) :]: v for k, v in obj.items()}
-
-
-def _keys_found(obj) -> str:
-    if not isinstance(obj, dict):
-        return f"a {type(obj).__name__}, not a dict"
-    if not obj:
-        return "an empty dict"
-    keys = [str(k) for k in obj]
-    return f"{len(keys)} key{'s' * (len(keys) != 1)}: {', '.join(keys[:6])}{' …' if len(keys) > 6 else ''}"
-
-
 def _load_onnx(path: Path, task: Task) -> ModelSource:
     import onnx
 
@@ -295,10 +273,12 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
         model = onnx.load(str(path))
         onnx.checker.check_model(model)
     except Exception as e:
-        raise UserError(
-            f"cannot read {path} as an ONNX model (damaged, truncated or not ONNX): "
-            f"{type(e).__name__}: {_first_line(e)}"
-        ) from None
+        why = (  # protobuf's own text names its message classes; say what it means
+            "its bytes do not parse as an ONNX protobuf"
+            if type(e).__name__ == "DecodeError"
+            else f"{type(e).__name__}: {_first_line(e)}"
+        )
+        raise UserError(f"cannot read {path} as an ONNX model (damaged, truncated or not ONNX): {why}") from None
     inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     if len(inputs) != 1 or len(model.graph.output) != 1:
         raise UserError(f"{path}: expected one input and one output, found {len(inputs)} and {len(model.graph.output)}")
@@ -321,7 +301,7 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
     out_dims = [
         d.dim_value if d.HasField("dim_value") else None for d in model.graph.output[0].type.tensor_type.shape.dim
     ]
-    shape = out_dims if out_dims and out_dims[-1] else _output_shape_by_running(path, task)
+    shape = out_dims if out_dims and out_dims[-1] else onnx_output_shape(path, task.observation)
     if len(shape) != 2:
         shown = ", ".join("N" if i == 0 else str(d if d is not None else "?") for i, d in enumerate(shape))
         raise UserError(
@@ -329,19 +309,6 @@ def _load_onnx(path: Path, task: Task) -> ModelSource:
             f"is ({shown}): squeeze or reshape it before exporting"
         )
     return ModelSource(path, "onnx", sha256_file(path), int(shape[-1]), fixed_batch=dims[0] if dims else None)
-
-
-def _output_shape_by_running(path: Path, task: Task) -> list:
-    import numpy as np
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    example = np.zeros((1, *task.observation.shape), task.observation.dtype)
-    try:
-        out = session.run(None, {session.get_inputs()[0].name: example})[0]
-    except Exception as e:
-        raise UserError(f"{path}: ONNX Runtime cannot run the model on one observation: {_first_line(e)}") from None
-    return list(getattr(out, "shape", ()))
 
 
 def _head(path: Path, n: int = 512) -> bytes:

@@ -46,7 +46,9 @@ def run_repeat(path: Path, model_path, cuda_index: int, artifacts, rounds: int |
             f"(finish it first: rtreport collect --resume {path})"
         )
     resume_run.check_same_kind(stored, provenance.kind(cuda_index), "--repeat", path)
-    model = load_model(model_path or paths.AGENT_WEIGHTS, tasks.from_protocol(stored.get("protocol")))
+    task = tasks.from_protocol(stored.get("protocol"))
+    resume_run.model_given(stored, model_path, task, "--repeat", path)
+    model = load_model(model_path or paths.AGENT_WEIGHTS, task)
     resume_run.check_same_run(stored, model)
     specs = {s.id: s for s in all_runtimes()}
     con_ids = _available(path)

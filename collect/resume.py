@@ -196,6 +196,16 @@ def check_same_kind(run: dict, here: dict, option: str, path: Path) -> None:
         )
 
 
+def model_given(run: dict, model_path, task, option: str, path: Path) -> None:
+    """A run of another task than Breakout measured a model of its user's own: without --model, the shipped agent's file
+    would be checked against that task (and named as the fault)."""
+    if model_path is None and not task.is_breakout:
+        raise UserError(
+            f"{option} {path}: the run measured a model of your own ({run.get('model_format')}, sha256 "
+            f"{str(run.get('model_sha256'))[:12]}) on {task.name}; give it again with --model"
+        )
+
+
 def check_same_run(run: dict, model) -> None:
     if model.sha256 != run["model_sha256"]:
         raise UserError(
