@@ -19,7 +19,10 @@ def make(env_id: str, env_kwargs: dict, max_episode_steps: int | None, wrappers=
         env = gym.make(env_id, max_episode_steps=max_episode_steps, **env_kwargs)
     except gym.error.Error as e:
         first = (str(e).strip().splitlines() or [""])[0][:300]
-        raise UserError(f"unknown or unusable environment {env_id!r}: {first}") from None
+        own = ""
+        if isinstance(e, gym.error.NameNotFound) and ":" not in env_id and "Did you mean" not in first:
+            own = f" (an environment your own package registers: --env your_module:{env_id})"
+        raise UserError(f"unknown or unusable environment {env_id!r}: {first}{own}") from None
     except (ImportError, ModuleNotFoundError) as e:
         raise UserError(f"{env_id} needs a package that is not installed: {e}") from None
     except TypeError as e:

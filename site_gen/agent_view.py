@@ -27,7 +27,12 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
     }.get(run.get("model_format"), run.get("model_format") or "?")
     if protocol.get("action_kind") == "continuous":
         low, high = protocol.get("action_low") or [], protocol.get("action_high") or []
-        bounds = t("agent_actions_sep").join(f"[{a:g}, {b:g}]" for a, b in zip(low, high))
+        pairs = [f"[{a:g}, {b:g}]" for a, b in zip(low, high)]
+        bounds = (
+            t("agent_bounds_each", bounds=pairs[0])
+            if len(pairs) > 1 and len(set(pairs)) == 1
+            else t("agent_actions_sep").join(pairs)
+        )
         decide = t("agent_continuous", bounds=bounds)
     elif protocol.get("outputs") == "logits":
         decide = t("agent_greedy_logits")
@@ -37,7 +42,7 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         ("agent_line_continuous_1" if len(actions) == 1 else "agent_line_continuous")
         if protocol.get("action_kind") == "continuous"
         else "agent_line",
-        model=run.get("model_path") or "?",
+        model=_name(run.get("model_path")),  # the file's name: the page does not publish the user's folders
         kind=kind,
         env=env,
         n=len(actions),
@@ -49,6 +54,8 @@ def agent_text(res: RunResult, t: Translator) -> str | None:
         line = t("agent_then", line=line, more=t("prep_wrappers", wrappers=t("agent_actions_sep").join(wrappers)))
     for said in preprocessing_lines(protocol.get("preprocessing"), t):
         line = t("agent_then", line=line, more=said)
+    if protocol.get("family") == "atari":  # another game than Breakout: its protocol belongs to the agent's line
+        line = t("agent_then", line=line, more=atari_protocol_text(res, t))
     if run.get("agent_base"):  # another model of this file's name was measured under the label (agents.tell_apart)
         named = t("agent_told_apart", file=(run.get("model_path") or "?").replace("\\", "/").rsplit("/", 1)[-1])
         line = t("agent_then", line=line, more=named)
@@ -64,6 +71,12 @@ PREP_SOURCES = {
 }
 
 
+def _name(path) -> str:
+    """A recorded path as the page names it: its last part (``/home/me/logs/ppo/HalfCheetah-v5_1`` ->
+    ``HalfCheetah-v5_1``); the run file keeps the whole path."""
+    return str(path).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] if path else "?"
+
+
 def preprocessing_lines(prep: dict | None, t: Translator) -> list[str]:
     """What the run file says of the training's preprocessing (``protocol.preprocessing``): the model folder the
     agent came from, and whether its observations were normalised, with what and found where."""
@@ -75,7 +88,7 @@ def preprocessing_lines(prep: dict | None, t: Translator) -> list[str]:
         lines.append(
             t(
                 "prep_folder_zoo" if folder["layout"] == "rl-zoo" else "prep_folder_hub",
-                folder=folder.get("folder", "?"),
+                folder=_name(folder.get("folder")),
                 model=folder.get("model_file", "?"),
                 env_from=folder.get("env_id_from") or "?",
             )
@@ -88,7 +101,7 @@ def preprocessing_lines(prep: dict | None, t: Translator) -> list[str]:
         lines.append(
             t(
                 "prep_norm_applied",
-                file=norm.get("file", "?"),
+                file=_name(norm.get("file")),
                 source=t(PREP_SOURCES.get(norm.get("source"), "prep_source_beside")),
                 sha=str(norm.get("sha256", ""))[:12],
                 clip=f"{float(norm.get('clip', 0)):g}",
@@ -99,7 +112,7 @@ def preprocessing_lines(prep: dict | None, t: Translator) -> list[str]:
         lines.append(
             t(
                 "prep_norm_reward_only",
-                file=norm.get("file", "?"),
+                file=_name(norm.get("file")),
                 source=t(PREP_SOURCES.get(norm.get("source"), "prep_source_beside")),
                 sha=str(norm.get("sha256", ""))[:12],
             )

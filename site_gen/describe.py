@@ -153,7 +153,8 @@ def banners(res: RunResult, t: Translator) -> list[str]:
             )
         )
     if run.get("profile") == "quick":
-        out.append(t("smoke_banner"))
+        cap = (run.get("settings") or {}).get("episode_step_cap")
+        out.append(t("smoke_banner_cap", cap=f"{int(cap):,}") if cap else t("smoke_banner"))
     if res.drift:
         out.append(t("drift_banner"))
     out += provenance_banners(run, t)

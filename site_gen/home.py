@@ -94,6 +94,8 @@ def headline(res: RunResult, t: Translator) -> str:
         if not any(not r.is_reference and r.rows.status == "available" for r in res.runtimes):
             return t("card_only_reference")  # nothing ran beside the reference: nothing was judged
         return t("card_withheld") if res.withheld else t("card_none")
+    if res.withheld == "smoke":  # a smoke run's speeds decide nothing: no figure of them leads the home page
+        return t("card_withheld_smoke")
     r = min(timed, key=lambda x: x.ratio[0])
     e = {"value": r.ratio[0], "others": [x.ratio[0] for x in timed]}  # by point estimate, its interval beside it
     if res.withheld:  # no verdicts here at all: say why, not that the fastest runtime "has no verdict"

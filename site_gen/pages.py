@@ -309,7 +309,7 @@ def hardware_page(res: RunResult, slug: str, t: Translator) -> dict:
             else run["status"],
         ),
         "agent": agent_text(res, t),
-        "atari_protocol": atari_protocol_text(res, t),
+        "atari_protocol": None if agent_text(res, t) else atari_protocol_text(res, t),  # else in the agent's line
         "continuous": continuous_view(res, t),
         "banners": banners(res, t),
         "contents": contents_text(res, t),

@@ -66,6 +66,8 @@ DESCRIPTIVE = (
     "atari_protocol_rtreport",
     "atari_protocol_sb3",  # how an Atari game is played: the protocol's settings
     "cap_throughput_fixed_batch",  # which batch sizes the model takes
+    "smoke_banner_cap",  # where the smoke profile cuts a game
+    "agent_bounds_each",  # an action's bounds
     "hist_changed",
     "hist_library",
     "hist_runtime_libraries",
