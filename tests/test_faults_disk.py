@@ -161,8 +161,11 @@ def test_some_runtimes_failing_says_how_many_on_the_last_line(disk, tmp_path):
     disk.ro(ro)
     out = tmp_path / "some.duckdb"
     result = _collect("--quick", "--runtimes", "torch-cpu-fp32,ort-cpu-fp32", "--out", out, "--artifacts", ro / "a")
-    assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1] == f"wrote {out}: 1 of 2 runtimes measured, 1 failed (listed above)"
+    assert result.exit_code == 5, result.output  # ort-cpu-fp32 was named by --runtimes
+    *_, wrote, error = result.output.strip().splitlines()
+    assert wrote == f"wrote {out}: 1 of 2 runtimes measured, 1 failed (listed above)"
+    assert error.startswith("Error: 1 of the 2 runtimes named by --runtimes not measured (ort-cpu-fp32: prepare: ")
+    assert error.endswith(f"{out} keeps the rest of the run")
 
 
 def test_an_onnx_model_no_runtime_here_runs_exits_3(tmp_path):

@@ -109,8 +109,9 @@ def test_a_reference_whose_outputs_are_not_finite_ends_the_run_in_one_line(tmp_p
 def test_a_candidate_whose_outputs_are_nan_fails_and_is_never_compared(tmp_path, models, monkeypatch):
     _with_runtime(monkeypatch, models["nan"][1])
     result, out, errors = _collect(tmp_path, models["ok"][0], "torch-cpu-fp32,ort-cpu-fp32,file-cpu-fp32")
-    assert result.exit_code == 0 and not errors, result.output
+    assert result.exit_code == 5 and len(errors) == 1, result.output  # it was named by --runtimes
     assert "3 runtimes measured, 1 failed" in result.output
+    assert "file-cpu-fp32: fixed states: its outputs are NaN" in errors[0]
     con = duckdb.connect(str(out), read_only=True)
     status, reason = con.execute("SELECT status, reason FROM runtimes WHERE runtime_id = 'file-cpu-fp32'").fetchone()
     n = con.execute("SELECT count(*) FROM task_states").fetchone()[0]
