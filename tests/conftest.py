@@ -32,9 +32,9 @@ COMMITTED_RUNS = tuple(
 EXAMPLE_RUNS = tuple(
     paths.DATA / "examples" / name
     for name in (
-        "cpu-epyc-2core-cartpole.duckdb",
-        "cpu-epyc-2core-inverted-pendulum.duckdb",
-        "cpu-epyc-2core-pong-small.duckdb",
+        "cpu-xeon-2core-cartpole.duckdb",
+        "cpu-xeon-2core-inverted-pendulum.duckdb",
+        "cpu-xeon-2core-pong-small.duckdb",
     )
 )
 # What the checkout may gain while tests run: the venv, caches of the interpreter and of pytest, and the ignored
