@@ -246,7 +246,9 @@ def test_the_first_screen_of_home_answers_for_every_machine(server, browser, sit
         box = items.nth(i).bounding_box()
         text = items.nth(i).inner_text()
         assert box["y"] + box["height"] <= height, (i, box, text)
-        assert any(c.isdigit() for c in text.split("：")[-1].split(":")[-1]), text
+        answer = text.split("：", 1)[-1].split(": ", 1)[-1]
+        # each line's answer carries its figure; a smoke run's says it decides nothing, with none of its speeds
+        assert any(c.isdigit() for c in answer) or ("--quick" in answer and not any(c.isdigit() for c in answer)), text
     page.context.close()
 
 
