@@ -102,6 +102,7 @@ def test_quantized_runtimes_share_one_recorded_calibration_set(quantized_run):
     assert set(details) == {"ort-cpu-int8", "openvino-cpu-int8"}
     sets = [d["quantization"]["calibration"] for d in details.values()]
     assert sets[0]["sha256"] == sets[1]["sha256"]
+    artifacts = artifacts / con.execute("SELECT run_id FROM runs").fetchone()[0]  # the run's own folder
     made = np.load(artifacts / sets[0]["file"])
     assert sets[0]["seeds"] == [20000] and sets[0]["states"] == len(made) == 48
     assert hashlib.sha256((artifacts / sets[0]["file"]).read_bytes()).hexdigest() == sets[0]["sha256"]
