@@ -340,7 +340,7 @@ def test_a_runtime_failing_in_play_is_recorded_and_its_progress_line_says_so(
                 repeats=0,  # the runtimes are patched into this process: a fresh process would not know them
             )
         )
-        == 0
+        == 5  # the failing runtime was named by --runtimes: the run is kept, and the exit says so
     )
     rid = "breaks-cpu-fp32" if who == "candidate" else "torch-cpu-fp32"
     status, reason = _rows(out, f"SELECT status, reason FROM runtimes WHERE runtime_id = '{rid}'")[0]
